@@ -1,0 +1,120 @@
+/*
+ * commands: control command dispatch (enable, disable, ping, snapshot,
+ * stop, hello; window and range commands come with later capabilities).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "agent/commands.h"
+#include "agent/session.h"
+#include "agent/session_rows.h"
+#include "proto/ctl_proto.h"
+
+/* Open or close the default window of every event, or of the events named
+ * EVENT (perf's "enable EVENT").  Returns the number of views matched. */
+static size_t commands_set_default_window(struct session *s, const char *event, bool open)
+{
+	size_t matched = 0;
+
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		struct view *v = &s->default_views[i];
+
+		if (*event && strcmp(v->counter->def.name, event) != 0)
+			continue;
+		matched++;
+		if (open)
+			view_open(v);
+		else
+			view_close(v);
+	}
+	return matched;
+}
+
+static void commands_window(struct session *s, struct control_channel *ch,
+			    const struct ctl_command *cmd)
+{
+	char reason[CTL_REPLY_MAX];
+
+	if (commands_set_default_window(s, cmd->name, cmd->kind == CTL_CMD_ENABLE)) {
+		control_reply(ch, true, NULL);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "unknown event '%s' (not in -e)", cmd->name);
+	control_reply(ch, false, reason);
+}
+
+static void commands_hello(struct control_channel *ch)
+{
+	json_t *hello = json_pack("{s:i, s:s, s:s, s:[s,s,s,s,s,s]}",
+				  "protocol", CTL_PROTO_VERSION,
+				  "agent", "perfgate",
+				  "version", PACKAGE_VERSION,
+				  "commands", "enable", "disable", "ping", "snapshot", "stop", "hello");
+	char *text = json_dumps(hello, JSON_COMPACT);
+
+	control_reply(ch, true, text);
+	free(text);
+	json_decref(hello);
+}
+
+static void commands_dispatch(struct session *s, struct control_channel *ch,
+			      const struct ctl_command *cmd)
+{
+	char reason[CTL_REPLY_MAX];
+
+	switch (cmd->kind) {
+	case CTL_CMD_ENABLE:
+	case CTL_CMD_DISABLE:
+		commands_window(s, ch, cmd);
+		return;
+	case CTL_CMD_PING:
+		control_reply(ch, true, NULL);
+		return;
+	case CTL_CMD_HELLO:
+		commands_hello(ch);
+		return;
+	case CTL_CMD_SNAPSHOT:
+		session_print_snapshot(s);
+		fflush(s->out);
+		control_reply(ch, true, NULL);
+		return;
+	case CTL_CMD_STOP:
+		/* Acked after the final report, so the client can read it. */
+		if (!s->stop_channel)
+			s->stop_channel = ch;
+		else
+			control_reply(ch, true, NULL);
+		session_end(s, 0);
+		return;
+	default:
+		snprintf(reason, sizeof(reason), "'%s' is not supported by this agent yet",
+			 ctl_command_name(cmd->kind));
+		control_reply(ch, false, reason);
+		return;
+	}
+}
+
+void commands_on_line(void *ctx, struct control_channel *ch, const char *line, size_t len,
+		      bool too_long)
+{
+	static struct ctl_command cmd;	/* 8 KiB: not on the stack */
+	char reason[CTL_REPLY_MAX];
+	struct session *s = ctx;
+
+	if (too_long) {
+		control_reply(ch, false, CTL_ERR_TOO_LONG);
+		return;
+	}
+	if (ctl_command_parse(line, len, &cmd, reason, sizeof(reason))) {
+		control_reply(ch, false, reason);
+		return;
+	}
+	/* After "stop" the run is over: later commands still get a reply. */
+	if (s->stop_channel && cmd.kind != CTL_CMD_PING) {
+		control_reply(ch, false, "the run is stopping");
+		return;
+	}
+	commands_dispatch(s, ch, &cmd);
+}

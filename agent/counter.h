@@ -1,0 +1,55 @@
+/*
+ * counter: a physical counter -- one perf event opened once, through libperf,
+ * on the run's target (the workload's threads, attached pids/tids, or CPUs).
+ *
+ * However many views read it, a counter is opened once.  It is enabled in the
+ * kernel only while at least one view needs it (counter_retain/release
+ * count those views), so nothing is counted while every gate is closed.
+ */
+#ifndef PERFGATE_COUNTER_H
+#define PERFGATE_COUNTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/events.h"
+
+struct perf_evsel;
+struct perf_cpu_map;
+struct perf_thread_map;
+
+/* A counter's value summed over its CPUs and threads. */
+struct counter_value {
+	uint64_t val;	/* count */
+	uint64_t ena;	/* ns enabled */
+	uint64_t run;	/* ns running on the PMU */
+};
+
+struct counter {
+	struct event_def def;
+	struct perf_evsel *evsel;
+	bool supported;		/* false: the machine lacks it (<not supported>) */
+	unsigned users;		/* views that need it now; enabled while > 0 */
+};
+
+struct counter_target {
+	struct perf_cpu_map *cpus;
+	struct perf_thread_map *threads;
+	bool inherit;		/* count children of the target threads too */
+	bool enable_on_exec;	/* the kernel enables it when the workload execs */
+};
+
+/* Open disabled.  An event the machine lacks leaves supported == false and
+ * returns 0; other failures print why and return -1. */
+int counter_open(struct counter *c, const struct counter_target *target);
+void counter_close(struct counter *c);
+
+void counter_read(struct counter *c, struct counter_value *value);
+/* A view starts needing the counter; the first one enables it. */
+void counter_retain(struct counter *c);
+/* The same, for a counter opened with enable_on_exec: the kernel enables it. */
+void counter_retain_at_exec(struct counter *c);
+/* A view stops needing it; the last one disables it. */
+void counter_release(struct counter *c);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * log: how the agent talks to its user about problems.
+ *
+ * Messages go to stderr prefixed "perfgate: ", never to the report output
+ * (which may be a file or a pipe another program parses).  Input errors that
+ * have a position (an option value, an event list) are shown with the input
+ * and a caret under the offending byte, so the user sees where, not only what.
+ */
+#ifndef PERFGATE_LOG_H
+#define PERFGATE_LOG_H
+
+#include <stddef.h>
+
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "perfgate: REASON" then INPUT on its own line and a caret under byte OFFSET. */
+void log_caret(const char *input, size_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

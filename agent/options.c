@@ -1,0 +1,342 @@
+/*
+ * options: parse perf stat's command line into struct options.
+ *
+ * Only the syntax of each value is checked here.  The option table mirrors
+ * perf stat's (same letters, same meanings) so scripts written for perf run
+ * unchanged; --ctl-fd/--ctl-fd-ack are the spelling of the original perf
+ * patch set (seed 004) that its example script uses.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/log.h"
+#include "agent/options.h"
+
+enum {
+	OPT_FILTER = 256,
+	OPT_NO_INHERIT,
+	OPT_CONTROL,
+	OPT_CTL_FD,
+	OPT_CTL_FD_ACK,
+	OPT_INTERVAL_COUNT,
+	OPT_LOG_FD,
+	OPT_APPEND,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{ "event",		required_argument, NULL, 'e' },
+	{ "filter",		required_argument, NULL, OPT_FILTER },
+	{ "all-cpus",		no_argument,	   NULL, 'a' },
+	{ "cpu",		required_argument, NULL, 'C' },
+	{ "pid",		required_argument, NULL, 'p' },
+	{ "tid",		required_argument, NULL, 't' },
+	{ "no-inherit",		no_argument,	   NULL, OPT_NO_INHERIT },
+	{ "delay",		required_argument, NULL, 'D' },
+	{ "control",		required_argument, NULL, OPT_CONTROL },
+	{ "ctl-fd",		required_argument, NULL, OPT_CTL_FD },
+	{ "ctl-fd-ack",		required_argument, NULL, OPT_CTL_FD_ACK },
+	{ "interval-print",	required_argument, NULL, 'I' },
+	{ "interval-count",	required_argument, NULL, OPT_INTERVAL_COUNT },
+	{ "field-separator",	required_argument, NULL, 'x' },
+	{ "json",		no_argument,	   NULL, 'j' },
+	{ "output",		required_argument, NULL, 'o' },
+	{ "append",		no_argument,	   NULL, OPT_APPEND },
+	{ "log-fd",		required_argument, NULL, OPT_LOG_FD },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char usage_text[] =
+"usage: perfgate [options] [--] [command [args...]]\n"
+"\n"
+"  -e, --event EVENTS         events to count (comma list; tracepoints as subsys:name)\n"
+"      --filter FILTER        tracepoint filter for the preceding -e event\n"
+"  -a, --all-cpus             system-wide on all CPUs\n"
+"  -C, --cpu LIST             system-wide on the listed CPUs\n"
+"  -p, --pid PIDS             attach to existing processes\n"
+"  -t, --tid TIDS             attach to existing threads\n"
+"      --no-inherit           do not count the workload's children\n"
+"  -D, --delay MS             start counting after MS ms; -1: only on 'enable'\n"
+"      --control fd:CTL[,ACK] | fifo:CTL[,ACK]\n"
+"                             control channel (repeatable)\n"
+"      --ctl-fd N --ctl-fd-ack M  the same, as spelled by perf's first patch set\n"
+"  -I, --interval-print MS    print counts every MS ms\n"
+"      --interval-count N     stop after N intervals\n"
+"  -x, --field-separator SEP  CSV-style output with SEP between fields\n"
+"  -j, --json                 one JSON object per counter line\n"
+"  -o, --output FILE          write the report to FILE (default: stderr)\n"
+"      --append               append to the -o file\n"
+"      --log-fd N             write the report to file descriptor N\n"
+"  -h, --help                 this text\n"
+"\n"
+"See perfgate(1) and docs/protocol.md for the control protocol.\n";
+
+static int bad_value(const char *opt, const char *value, size_t offset, const char *why)
+{
+	log_caret(value, offset, "invalid value for %s: %s", opt, why);
+	return -1;
+}
+
+/* A decimal integer in [min, max]; the caret points at the first bad byte. */
+static int parse_long(const char *opt, const char *value, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (end == value)
+		return bad_value(opt, value, 0, "expected a number");
+	if (*end)
+		return bad_value(opt, value, (size_t)(end - value), "expected a number");
+	if (errno == ERANGE || v < min || v > max) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "out of range (%ld..%ld)", min, max);
+		return bad_value(opt, value, 0, why);
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_fd(const char *opt, const char *value, int *fd)
+{
+	long v;
+
+	if (parse_long(opt, value, 0, INT_MAX, &v))
+		return -1;
+	*fd = (int)v;
+	return 0;
+}
+
+/* Split "-e a,b(c,d),e" on the commas that are outside parentheses. */
+static int add_events(struct options *opts, const char *list)
+{
+	const char *start = list, *p;
+	int depth = 0;
+
+	for (p = list;; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth > 0)
+			depth--;
+		if ((*p == ',' && depth == 0) || *p == '\0') {
+			struct event_spec *spec;
+
+			if (p == start) {
+				log_caret(list, (size_t)(p - list), "empty event name in -e");
+				return -1;
+			}
+			opts->events = realloc(opts->events, (opts->nr_events + 1) * sizeof(*spec));
+			spec = &opts->events[opts->nr_events++];
+			spec->name = strndup(start, (size_t)(p - start));
+			spec->filter = NULL;
+			start = p + 1;
+		}
+		if (*p == '\0')
+			return 0;
+	}
+}
+
+/* --filter applies to the last event of the -e before it, as in perf. */
+static int set_filter(struct options *opts, const char *filter)
+{
+	struct event_spec *last;
+
+	if (opts->nr_events == 0) {
+		log_error("--filter must follow a -e option naming a tracepoint");
+		return -1;
+	}
+	last = &opts->events[opts->nr_events - 1];
+	free(last->filter);
+	last->filter = strdup(filter);
+	return 0;
+}
+
+static struct control_spec *new_control(struct options *opts)
+{
+	struct control_spec *c;
+
+	opts->controls = realloc(opts->controls, (opts->nr_controls + 1) * sizeof(*c));
+	c = &opts->controls[opts->nr_controls++];
+	memset(c, 0, sizeof(*c));
+	c->ctl_fd = c->ack_fd = -1;
+	return c;
+}
+
+/* "fd:CTL[,ACK]" or "fifo:CTL[,ACK]", as perf stat --control. */
+static int add_control(struct options *opts, const char *value)
+{
+	const char *rest, *comma;
+	struct control_spec *c;
+	bool fifo;
+
+	if (strncmp(value, "fd:", 3) == 0)
+		fifo = false, rest = value + 3;
+	else if (strncmp(value, "fifo:", 5) == 0)
+		fifo = true, rest = value + 5;
+	else
+		return bad_value("--control", value, 0, "expected fd:CTL[,ACK] or fifo:CTL[,ACK]");
+	if (*rest == '\0' || *rest == ',')
+		return bad_value("--control", value, (size_t)(rest - value), "missing control channel");
+	comma = strchr(rest, ',');
+	c = new_control(opts);
+	c->is_fifo = fifo;
+	if (fifo) {
+		c->ctl_path = comma ? strndup(rest, (size_t)(comma - rest)) : strdup(rest);
+		if (comma && comma[1] == '\0')
+			return bad_value("--control", value, (size_t)(comma + 1 - value), "missing ack FIFO after ','");
+		c->ack_path = comma ? strdup(comma + 1) : NULL;
+		return 0;
+	}
+	char *ctl = comma ? strndup(rest, (size_t)(comma - rest)) : strdup(rest);
+	int rc = parse_fd("--control", ctl, &c->ctl_fd);
+
+	free(ctl);
+	if (rc == 0 && comma)
+		rc = parse_fd("--control", comma + 1, &c->ack_fd);
+	return rc;
+}
+
+/* The seed's --ctl-fd N [--ctl-fd-ack M]: one channel, either order. */
+static struct control_spec *seed_control(struct options *opts)
+{
+	for (size_t i = 0; i < opts->nr_controls; i++)
+		if (opts->controls[i].seed_spelling)
+			return &opts->controls[i];
+	struct control_spec *c = new_control(opts);
+
+	c->seed_spelling = true;
+	return c;
+}
+
+static int check_separator(const char *sep)
+{
+	if (*sep == '\0') {
+		log_error("invalid value for -x: empty separator");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_one(struct options *opts, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'e': return add_events(opts, arg);
+	case OPT_FILTER: return set_filter(opts, arg);
+	case 'a': opts->system_wide = true; return 0;
+	case 'C': free(opts->cpu_list); opts->cpu_list = strdup(arg); return 0;
+	case 'p': free(opts->pid_list); opts->pid_list = strdup(arg); return 0;
+	case 't': free(opts->tid_list); opts->tid_list = strdup(arg); return 0;
+	case OPT_NO_INHERIT: opts->no_inherit = true; return 0;
+	case 'D': return parse_long("-D", arg, -1, INT_MAX, &opts->delay_ms);
+	case OPT_CONTROL: return add_control(opts, arg);
+	case OPT_CTL_FD: return parse_fd("--ctl-fd", arg, &seed_control(opts)->ctl_fd);
+	case OPT_CTL_FD_ACK: return parse_fd("--ctl-fd-ack", arg, &seed_control(opts)->ack_fd);
+	case 'I': return parse_long("-I", arg, 10, INT_MAX, &opts->interval_ms);
+	case OPT_INTERVAL_COUNT:
+		return parse_long("--interval-count", arg, 1, LONG_MAX, &opts->interval_count);
+	case 'x': free(opts->csv_sep); opts->csv_sep = strdup(arg); return check_separator(arg);
+	case 'j': opts->json = true; return 0;
+	case 'o': free(opts->output_path); opts->output_path = strdup(arg); return 0;
+	case OPT_APPEND: opts->append = true; return 0;
+	case OPT_LOG_FD: return parse_fd("--log-fd", arg, &opts->log_fd);
+	}
+	return -1;
+}
+
+/* Checks that need all the options at once. */
+static int options_check(struct options *opts)
+{
+	for (size_t i = 0; i < opts->nr_controls; i++) {
+		struct control_spec *c = &opts->controls[i];
+
+		if (c->seed_spelling && c->ctl_fd < 0) {
+			log_error("--ctl-fd-ack needs --ctl-fd");
+			return -1;
+		}
+	}
+	if (opts->interval_count && !opts->interval_ms) {
+		log_error("--interval-count needs -I");
+		return -1;
+	}
+	if (opts->csv_sep && opts->json) {
+		log_error("-x and -j cannot be used together");
+		return -1;
+	}
+	if (opts->output_path && opts->log_fd >= 0) {
+		log_error("-o and --log-fd cannot be used together");
+		return -1;
+	}
+	if (opts->append && !opts->output_path) {
+		log_error("--append needs -o");
+		return -1;
+	}
+	if (!opts->nr_workload && !opts->system_wide && !opts->cpu_list &&
+	    !opts->pid_list && !opts->tid_list) {
+		log_error("nothing to count: give a command, -a, -C, -p or -t (see perfgate --help)");
+		return -1;
+	}
+	return 0;
+}
+
+int options_parse(struct options *opts, int argc, char **argv)
+{
+	int opt;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->log_fd = -1;
+	opterr = 0;
+	/* '+': stop at the workload's name, so its own options stay its own. */
+	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:h", long_options, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage_text, stdout);
+			return 1;
+		}
+		if (opt == OPT_VERSION) {
+			printf("perfgate %s\n", PACKAGE_VERSION);
+			return 1;
+		}
+		if (opt == '?' || opt == ':') {
+			const char *what = argv[optind - 1];
+
+			if (opt == ':')
+				log_error("option '%s' needs a value", what);
+			else if (optopt)
+				log_error("unknown option '-%c' (see perfgate --help)", optopt);
+			else
+				log_error("unknown option '%s' (see perfgate --help)", what);
+			return -1;
+		}
+		if (parse_one(opts, opt, optarg))
+			return -1;
+	}
+	opts->workload = argv + optind;
+	opts->nr_workload = argc - optind;
+	return options_check(opts);
+}
+
+void options_free(struct options *opts)
+{
+	for (size_t i = 0; i < opts->nr_events; i++) {
+		free(opts->events[i].name);
+		free(opts->events[i].filter);
+	}
+	free(opts->events);
+	for (size_t i = 0; i < opts->nr_controls; i++) {
+		free(opts->controls[i].ctl_path);
+		free(opts->controls[i].ack_path);
+	}
+	free(opts->controls);
+	free(opts->cpu_list);
+	free(opts->pid_list);
+	free(opts->tid_list);
+	free(opts->csv_sep);
+	free(opts->output_path);
+}

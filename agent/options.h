@@ -1,0 +1,60 @@
+/*
+ * options: perfgate's command line, with perf stat's options and meanings.
+ *
+ * options_parse() fills a struct options and validates each value on its own
+ * (numbers, separators, --control specs); whether events exist is decided
+ * later, when they are resolved.  Errors are printed with the offending
+ * argument and a caret, and parsing fails.
+ */
+#ifndef PERFGATE_OPTIONS_H
+#define PERFGATE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One --control pair (or the seed's --ctl-fd/--ctl-fd-ack). */
+struct control_spec {
+	bool is_fifo;
+	int ctl_fd, ack_fd;		/* fd: form; ack_fd -1 when absent */
+	char *ctl_path, *ack_path;	/* fifo: form; ack_path NULL when absent */
+	bool seed_spelling;		/* built by --ctl-fd/--ctl-fd-ack */
+};
+
+/* One event as the user wrote it in -e, with the --filter that follows it. */
+struct event_spec {
+	char *name;
+	char *filter;
+};
+
+struct options {
+	struct event_spec *events;
+	size_t nr_events;
+
+	bool system_wide;	/* -a */
+	char *cpu_list;		/* -C */
+	char *pid_list;		/* -p */
+	char *tid_list;		/* -t */
+	bool no_inherit;
+
+	long delay_ms;		/* -D: 0 none, -1 start disabled */
+	struct control_spec *controls;
+	size_t nr_controls;
+
+	long interval_ms;	/* -I, 0 when absent */
+	long interval_count;	/* --interval-count, 0 when absent */
+	char *csv_sep;		/* -x */
+	bool json;		/* -j */
+	char *output_path;	/* -o */
+	bool append;		/* --append */
+	int log_fd;		/* --log-fd, -1 when absent */
+
+	char **workload;	/* argv after the options, NULL-terminated */
+	int nr_workload;
+};
+
+/* Returns 0, 1 when the run should end successfully now (--help,
+ * --version), or -1 after printing an error. */
+int options_parse(struct options *opts, int argc, char **argv);
+void options_free(struct options *opts);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * report: perf stat's output formats for perfgate's views.
+ *
+ * The agent turns its views into an array of report rows (one per line of
+ * output) and hands them here; this module only formats, so it is tested on
+ * its own against golden output taken from perf stat 6.1 on the same events
+ * (tests/unit/test_report.c).  Formats: the human text report, -x SEP
+ * (CSV-like), -j (one JSON object per line), each in final and interval (-I)
+ * form, with perf's columns, keys, "<not counted>" and "<not supported>".
+ */
+#ifndef PERFGATE_REPORT_H
+#define PERFGATE_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum report_status {
+	REPORT_COUNTED,
+	REPORT_NOT_COUNTED,	/* the view's gate stayed closed */
+	REPORT_NOT_SUPPORTED,	/* the machine lacks the event (no PMU) */
+};
+
+struct report_row {
+	const char *event;	/* printed name: "task-clock", "syscalls:sys_enter_write" */
+	enum report_status status;
+	/* Raw count; for clock events nanoseconds.  report scales it by
+	 * enabled/running as perf does; a REPORT_COUNTED row that never ran
+	 * (running_ns or enabled_ns 0) prints "<not counted>", as in perf. */
+	uint64_t count;
+	uint64_t enabled_ns;	/* time the view's counter was enabled ... */
+	uint64_t running_ns;	/* ... and running on the PMU (for scaling) */
+	bool is_clock;		/* task-clock / cpu-clock: shown as msec */
+};
+
+enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
+
+struct report {
+	FILE *out;
+	enum report_format format;
+	const char *csv_sep;		/* -x SEP (" " in text mode, as perf) */
+	/* Text -I: intervals printed since the "#  time  counts ..." header;
+	 * perf prints it before the 1st interval and again every 25. */
+	unsigned lines_since_header;
+	bool header_printed;		/* any header (final or interval) out */
+	/* The -I period.  perf divides an interval's task-clock by this
+	 * nominal period, not by the measured one, for "CPUs utilized".
+	 * Set it after report_init(); 0 means "use the time since the
+	 * previous interval" (close, but not perf's bytes). */
+	uint64_t interval_ns;
+	double last_timestamp_s;	/* previous report_interval() time */
+};
+
+/* What the final report's header and footer say about the run. */
+struct report_run {
+	/* What follows "Performance counter stats for ", verbatim, quotes
+	 * included: "'sleep 1'", "'system wide'", "'CPU(s) 0-1'",
+	 * "process id '42'", "thread id '42'". */
+	const char *target;
+	double elapsed_s;
+	double user_s, sys_s;	/* negative when unknown (no workload) */
+	/* /proc/sys/kernel/nmi_watchdog reads 1: perf then ends a text
+	 * report that has <not counted> rows with its "Try disabling the
+	 * NMI watchdog" hint, and so do we. */
+	bool nmi_watchdog;
+};
+
+/* Numbers follow LC_NUMERIC as in perf, which calls setlocale(LC_ALL, ""):
+ * thousands grouping in text counts, the decimal point everywhere.  The
+ * program, not this module, makes that call.  csv_sep is used for
+ * REPORT_CSV only (NULL means ","). */
+void report_init(struct report *report, FILE *out, enum report_format format,
+		 const char *csv_sep);
+/* The final report (at exit, SIGINT, "stop").  perf stat -I prints none:
+ * its last interval is the end of the output. */
+void report_final(struct report *report, const struct report_run *run,
+		  const struct report_row *rows, size_t n);
+/* One interval's lines; timestamp_s is seconds since the start of the run. */
+void report_interval(struct report *report, double timestamp_s,
+		     const struct report_row *rows, size_t n);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+ * session: the run's lifecycle -- events resolved, counters opened, views
+ * attached, the event loop, the final report.  Control commands are
+ * dispatched in commands.c; report rows are built in session_rows.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "agent/commands.h"
+#include "agent/log.h"
+#include "agent/session.h"
+#include "agent/session_rows.h"
+#include "agent/target.h"
+
+static int session_resolve_events(struct session *s)
+{
+	const struct options *opts = s->opts;
+	size_t n = opts->nr_events ? opts->nr_events : events_default_count;
+
+	s->counters = calloc(n, sizeof(*s->counters));
+	s->default_views = calloc(n, sizeof(*s->default_views));
+	for (size_t i = 0; i < n; i++) {
+		struct event_spec fallback = { (char *)events_default_set[i], NULL };
+		const struct event_spec *spec = opts->nr_events ? &opts->events[i] : &fallback;
+
+		if (events_resolve(spec, &s->counters[i].def))
+			return -1;
+		s->nr_counters = i + 1;
+		view_init(&s->default_views[i], &s->counters[i]);
+	}
+	return 0;
+}
+
+static int session_open_output(struct session *s)
+{
+	const struct options *opts = s->opts;
+	enum report_format format = opts->json ? REPORT_JSON :
+				    opts->csv_sep ? REPORT_CSV : REPORT_TEXT;
+
+	s->out = stderr;	/* perf stat reports on stderr */
+	if (opts->output_path) {
+		s->out = fopen(opts->output_path, opts->append ? "ae" : "we");
+		if (!s->out) {
+			log_error("cannot open output file '%s': %s", opts->output_path, strerror(errno));
+			return -1;
+		}
+	} else if (opts->log_fd >= 0) {
+		int fd = fcntl(opts->log_fd, F_DUPFD_CLOEXEC, 3);
+
+		s->out = fd >= 0 ? fdopen(fd, "a") : NULL;
+		if (!s->out) {
+			log_error("cannot write to --log-fd %d: %s", opts->log_fd, strerror(errno));
+			return -1;
+		}
+	}
+	/* Interval lines must reach a reading script as they are made. */
+	setvbuf(s->out, NULL, _IOLBF, 0);
+	report_init(&s->report, s->out, format, opts->csv_sep);
+	return 0;
+}
+
+int session_init(struct session *s, const struct options *opts)
+{
+	memset(s, 0, sizeof(*s));
+	s->opts = opts;
+	s->target = target_describe(opts);
+	/* A client that goes away must never kill the agent. */
+	signal(SIGPIPE, SIG_IGN);
+	if (session_resolve_events(s) || session_open_output(s))
+		return -1;
+	s->base = event_base_new();
+	if (!s->base) {
+		log_error("cannot create the event loop");
+		return -1;
+	}
+	return 0;
+}
+
+/* Counters count from the workload's exec when the default window starts
+ * open (no -D) and there is a workload to exec. */
+static bool session_opens_at_exec(const struct session *s)
+{
+	return s->opts->delay_ms == 0 && s->has_workload &&
+	       !s->opts->system_wide && !s->opts->cpu_list;
+}
+
+static int session_open_counters(struct session *s)
+{
+	struct counter_target target;
+	int rc = 0;
+
+	if (target_build(&target, s->opts, s->has_workload ? s->workload.pid : -1))
+		return -1;
+	target.enable_on_exec = session_opens_at_exec(s);
+	for (size_t i = 0; i < s->nr_counters && !rc; i++)
+		rc = counter_open(&s->counters[i], &target);
+	target_free(&target);
+	return rc;
+}
+
+static int session_open_channels(struct session *s)
+{
+	const struct options *opts = s->opts;
+
+	s->channels = calloc(opts->nr_controls ? opts->nr_controls : 1, sizeof(*s->channels));
+	for (size_t i = 0; i < opts->nr_controls; i++) {
+		if (control_open(&s->channels[i], &opts->controls[i], s->base,
+				 commands_on_line, s))
+			return -1;
+		s->nr_channels = i + 1;
+	}
+	return 0;
+}
+
+static void session_open_default_window(struct session *s, bool at_exec)
+{
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		if (at_exec)
+			view_open_at_exec(&s->default_views[i]);
+		else
+			view_open(&s->default_views[i]);
+	}
+}
+
+static void on_delay_elapsed(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what;
+	session_open_default_window(arg, false);
+}
+
+static void on_interval(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	(void)fd, (void)what;
+	session_print_interval(s);
+	if (s->opts->interval_count && ++s->intervals_done >= s->opts->interval_count)
+		session_end(s, 0);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct session *s = arg;
+
+	(void)what;
+	if (sig == SIGCHLD) {
+		if (s->has_workload && workload_reap(&s->workload, false)) {
+			clock_gettime(CLOCK_MONOTONIC, &s->ended);
+			event_base_loopbreak(s->base);
+		}
+		return;
+	}
+	session_end(s, (int)sig);
+}
+
+static int session_add_timers(struct session *s)
+{
+	const struct options *opts = s->opts;
+	static const int signals[] = { SIGCHLD, SIGINT, SIGTERM };
+
+	for (size_t i = 0; i < 3; i++) {
+		s->signal_events[i] = evsignal_new(s->base, signals[i], on_signal, s);
+		if (!s->signal_events[i] || event_add(s->signal_events[i], NULL))
+			return -1;
+	}
+	if (opts->interval_ms) {
+		struct timeval tv = { opts->interval_ms / 1000, (opts->interval_ms % 1000) * 1000 };
+
+		s->interval_timer = event_new(s->base, -1, EV_PERSIST, on_interval, s);
+		event_add(s->interval_timer, &tv);
+	}
+	if (opts->delay_ms > 0) {
+		struct timeval tv = { opts->delay_ms / 1000, (opts->delay_ms % 1000) * 1000 };
+
+		s->delay_timer = evtimer_new(s->base, on_delay_elapsed, s);
+		event_add(s->delay_timer, &tv);
+	}
+	return 0;
+}
+
+int session_start(struct session *s)
+{
+	const struct options *opts = s->opts;
+
+	s->has_workload = opts->nr_workload > 0;
+	if (s->has_workload && workload_prepare(&s->workload, opts->workload))
+		return -1;
+	if (session_open_counters(s) || session_open_channels(s) || session_add_timers(s))
+		return -1;
+	if (opts->delay_ms == 0)
+		session_open_default_window(s, session_opens_at_exec(s));
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	if (s->has_workload && workload_start(&s->workload, opts->workload[0]))
+		return -1;
+	return 0;
+}
+
+void session_end(struct session *s, int sig)
+{
+	s->ended_early = true;
+	if (sig && !s->exit_signal)
+		s->exit_signal = sig;
+	clock_gettime(CLOCK_MONOTONIC, &s->ended);
+	event_base_loopbreak(s->base);
+}
+
+void session_run(struct session *s)
+{
+	/* The workload may have exited before the SIGCHLD handler existed. */
+	if (s->has_workload && workload_reap(&s->workload, false))
+		clock_gettime(CLOCK_MONOTONIC, &s->ended);
+	else
+		event_base_dispatch(s->base);
+	if (s->has_workload && s->workload.running) {
+		/* As perf stat: a run ended by us ends the workload too. */
+		workload_terminate(&s->workload);
+		workload_reap(&s->workload, true);
+	}
+}
+
+static void session_close_windows(struct session *s)
+{
+	for (size_t i = 0; i < s->nr_counters; i++)
+		view_close(&s->default_views[i]);
+}
+
+static void session_free(struct session *s)
+{
+	for (size_t i = 0; i < s->nr_channels; i++) {
+		control_flush(&s->channels[i], 100);
+		control_close(&s->channels[i]);
+	}
+	for (size_t i = 0; i < 3; i++)
+		if (s->signal_events[i])
+			event_free(s->signal_events[i]);
+	if (s->interval_timer)
+		event_free(s->interval_timer);
+	if (s->delay_timer)
+		event_free(s->delay_timer);
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		counter_close(&s->counters[i]);
+		events_def_free(&s->counters[i].def);
+	}
+	if (s->base)
+		event_base_free(s->base);
+	if (s->out && s->out != stderr)
+		fclose(s->out);
+	free(s->counters);
+	free(s->default_views);
+	free(s->channels);
+	free(s->target);
+}
+
+int session_finish(struct session *s)
+{
+	int code = 0;
+
+	session_close_windows(s);
+	if (s->opts->interval_ms) {
+		/* The last, partial interval, unless --interval-count ended the run. */
+		if (!s->opts->interval_count || s->intervals_done < s->opts->interval_count)
+			session_print_interval(s);
+	} else
+		session_print_final(s);
+	fflush(s->out);
+	if (s->stop_channel)
+		control_reply(s->stop_channel, true, NULL);
+	if (s->has_workload)
+		code = workload_exit_code(&s->workload);
+	session_free(s);
+	if (s->exit_signal) {
+		/* As perf stat: die of the signal that ended the run. */
+		signal(s->exit_signal, SIG_DFL);
+		raise(s->exit_signal);
+	}
+	return code;
+}

@@ -1,0 +1,65 @@
+/*
+ * session: one run of the agent, from resolved events to the final report.
+ *
+ * The session owns the physical counters, their views, the control channels,
+ * the report and the workload, and runs the libevent loop that ties them
+ * together: control commands, the interval timer, the -D delay, the child's
+ * exit and SIGINT/SIGTERM.  main() only calls the four steps below in order.
+ */
+#ifndef PERFGATE_SESSION_H
+#define PERFGATE_SESSION_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "agent/control.h"
+#include "agent/counter.h"
+#include "agent/options.h"
+#include "agent/report.h"
+#include "agent/view.h"
+#include "agent/workload.h"
+
+struct event_base;
+struct event;
+
+struct session {
+	const struct options *opts;
+
+	struct counter *counters;	/* one per resolved event */
+	struct view *default_views;	/* the default window's view of each counter */
+	size_t nr_counters;
+
+	struct control_channel *channels;
+	size_t nr_channels;
+	struct control_channel *stop_channel;	/* acked after the final report */
+
+	FILE *out;
+	struct report report;
+	char *target;			/* "'cmd args'", "system wide", ... */
+
+	struct workload workload;
+	bool has_workload;
+
+	struct event_base *base;
+	struct event *interval_timer, *delay_timer;
+	struct event *signal_events[3];
+	struct timespec started, ended;
+	long intervals_done;
+	int exit_signal;		/* SIGINT/SIGTERM that ended the run, or 0 */
+	bool ended_early;		/* stop, signal or --interval-count */
+};
+
+/* Resolve events and open the report output. */
+int session_init(struct session *s, const struct options *opts);
+/* Open counters and control channels, start the workload. */
+int session_start(struct session *s);
+/* Serve until the workload exits, "stop", a signal, or --interval-count. */
+void session_run(struct session *s);
+/* End the run from inside the loop: "stop", a signal (sig != 0), or the
+ * last --interval-count interval. */
+void session_end(struct session *s, int sig);
+/* Final report; returns perfgate's exit code (the workload's status). */
+int session_finish(struct session *s);
+
+#endif

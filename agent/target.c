@@ -1,0 +1,139 @@
+/*
+ * target: cpu and thread maps for libperf, from perf stat's target options.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perf/cpumap.h>
+#include <perf/threadmap.h>
+
+#include "agent/log.h"
+#include "agent/target.h"
+
+struct tid_list {
+	pid_t *tids;
+	int nr;
+};
+
+static void tid_list_add(struct tid_list *list, pid_t tid)
+{
+	list->tids = realloc(list->tids, (size_t)(list->nr + 1) * sizeof(pid_t));
+	list->tids[list->nr++] = tid;
+}
+
+/* Every thread of process pid, from /proc/PID/task, as perf stat -p does. */
+static int add_process_threads(struct tid_list *list, pid_t pid)
+{
+	char path[64];
+	struct dirent *entry;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir) {
+		log_error("no process with id %d: %s", (int)pid, strerror(errno));
+		return -1;
+	}
+	while ((entry = readdir(dir)))
+		if (entry->d_name[0] != '.')
+			tid_list_add(list, (pid_t)atoi(entry->d_name));
+	closedir(dir);
+	return 0;
+}
+
+/* "12,34": each a positive id; processes expand to their threads. */
+static int parse_ids(struct tid_list *list, const char *text, const char *opt, bool processes)
+{
+	const char *p = text;
+
+	while (*p) {
+		char *end;
+		long id = strtol(p, &end, 10);
+
+		if (end == p || id <= 0 || (*end && *end != ',')) {
+			log_caret(text, (size_t)(end == p ? p - text : end - text),
+				  "invalid value for %s: expected ids separated by ','", opt);
+			return -1;
+		}
+		if (processes) {
+			if (add_process_threads(list, (pid_t)id))
+				return -1;
+		} else {
+			tid_list_add(list, (pid_t)id);
+		}
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int build_threads(struct counter_target *target, const struct options *opts,
+			 pid_t workload_pid)
+{
+	struct tid_list list = { 0 };
+	int rc = 0;
+
+	if (workload_pid > 0)
+		tid_list_add(&list, workload_pid);
+	if (opts->pid_list)
+		rc = parse_ids(&list, opts->pid_list, "-p", true);
+	if (!rc && opts->tid_list)
+		rc = parse_ids(&list, opts->tid_list, "-t", false);
+	if (!rc)
+		target->threads = perf_thread_map__new_array(list.nr, list.tids);
+	free(list.tids);
+	return rc || !target->threads ? -1 : 0;
+}
+
+int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid)
+{
+	bool per_cpu = opts->system_wide || opts->cpu_list;
+
+	memset(target, 0, sizeof(*target));
+	if (per_cpu) {
+		/* System-wide: every task on these CPUs; a workload only times the run. */
+		target->cpus = perf_cpu_map__new(opts->cpu_list);
+		target->threads = perf_thread_map__new_dummy();
+		if (!target->cpus || perf_cpu_map__nr(target->cpus) == 0) {
+			log_caret(opts->cpu_list ? opts->cpu_list : "", 0,
+				  "invalid value for -C: no such CPUs online");
+			return -1;
+		}
+		return 0;
+	}
+	target->cpus = perf_cpu_map__new_any_cpu();
+	target->inherit = !opts->no_inherit;
+	return build_threads(target, opts, workload_pid);
+}
+
+void target_free(struct counter_target *target)
+{
+	perf_cpu_map__put(target->cpus);
+	perf_thread_map__put(target->threads);
+	memset(target, 0, sizeof(*target));
+}
+
+char *target_describe(const struct options *opts)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (opts->cpu_list && !opts->system_wide)
+		fprintf(f, "CPU(s) %s", opts->cpu_list);
+	else if (opts->system_wide)
+		fputs("system wide", f);
+	else if (opts->pid_list)
+		fprintf(f, "process id '%s'", opts->pid_list);
+	else if (opts->tid_list)
+		fprintf(f, "thread id '%s'", opts->tid_list);
+	else {
+		fputc('\'', f);
+		for (int i = 0; i < opts->nr_workload; i++)
+			fprintf(f, "%s%s", i ? " " : "", opts->workload[i]);
+		fputc('\'', f);
+	}
+	fclose(f);
+	return text;
+}

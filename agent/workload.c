@@ -1,0 +1,115 @@
+/*
+ * workload: fork, hold, exec and reap the measured command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent/log.h"
+#include "agent/workload.h"
+
+/* In the child: wait for the go byte, restore the signal dispositions the
+ * agent changed, exec.  Never returns. */
+static void child_run(char **argv, int go_read, int exec_write)
+{
+	char byte;
+	int err;
+
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (read(go_read, &byte, 1) != 1)
+		_exit(127);	/* the agent gave up before starting us */
+	close(go_read);
+	execvp(argv[0], argv);
+	err = errno;
+	if (write(exec_write, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int workload_prepare(struct workload *w, char **argv)
+{
+	int go[2], exec_pipe[2];
+
+	memset(w, 0, sizeof(*w));
+	if (pipe2(go, O_CLOEXEC) || pipe2(exec_pipe, O_CLOEXEC)) {
+		log_error("cannot create pipes for the workload: %s", strerror(errno));
+		return -1;
+	}
+	w->pid = fork();
+	if (w->pid < 0) {
+		log_error("cannot fork the workload: %s", strerror(errno));
+		return -1;
+	}
+	if (w->pid == 0) {
+		close(go[1]);
+		close(exec_pipe[0]);
+		child_run(argv, go[0], exec_pipe[1]);
+	}
+	close(go[0]);
+	close(exec_pipe[1]);
+	w->go_fd = go[1];
+	w->exec_fd = exec_pipe[0];
+	w->running = true;
+	return 0;
+}
+
+int workload_start(struct workload *w, const char *name)
+{
+	ssize_t n;
+	int err = 0;
+
+	if (write(w->go_fd, "g", 1) != 1) {
+		log_error("cannot start the workload: %s", strerror(errno));
+		return -1;
+	}
+	close(w->go_fd);
+	w->go_fd = -1;
+	do
+		n = read(w->exec_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(w->exec_fd);
+	w->exec_fd = -1;
+	if (n == 0)
+		return 0;
+	log_error("cannot run '%s': %s", name, n == sizeof(err) ? strerror(err) : "exec failed");
+	workload_reap(w, true);
+	return -1;
+}
+
+bool workload_reap(struct workload *w, bool block)
+{
+	pid_t pid;
+
+	if (!w->running)
+		return true;
+	do
+		pid = wait4(w->pid, &w->status, block ? 0 : WNOHANG, &w->usage);
+	while (pid < 0 && errno == EINTR);
+	if (pid == w->pid) {
+		w->running = false;
+		return true;
+	}
+	return false;
+}
+
+void workload_terminate(struct workload *w)
+{
+	if (w->running)
+		kill(w->pid, SIGTERM);
+}
+
+int workload_exit_code(const struct workload *w)
+{
+	if (WIFEXITED(w->status))
+		return WEXITSTATUS(w->status);
+	if (WIFSIGNALED(w->status))
+		return 128 + WTERMSIG(w->status);
+	return 1;
+}

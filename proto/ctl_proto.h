@@ -1,0 +1,116 @@
+/*
+ * ctl_proto: the perfgate control protocol, as bytes in and bytes out.
+ *
+ * Commands arrive on a control fd as text lines ended by '\n' or '\0'.  The
+ * framer turns an arbitrary stream of reads (split or joined commands) into
+ * lines; the parser turns one line into a struct ctl_command or a reason for
+ * an error; the reply formatter produces the exact bytes every reply is sent
+ * as ("ack\n\0", the framing perf stat uses, so perf clients keep working).
+ *
+ * Nothing here does I/O, allocates, or knows about the kernel: this module is
+ * unit-tested and fuzzed on its own (tests/unit/test_proto.c,
+ * tests/fuzz/fuzz_proto.c).  The full protocol is in docs/protocol.md.
+ */
+#ifndef PERFGATE_CTL_PROTO_H
+#define PERFGATE_CTL_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CTL_PROTO_VERSION 1
+/* Longest command line accepted, terminator not included. */
+#define CTL_LINE_MAX 4096
+/* Longest window or range name. */
+#define CTL_NAME_MAX 64
+/* Longest reply line, terminator and NUL included. */
+#define CTL_REPLY_MAX (CTL_LINE_MAX + 256)
+/*
+ * The reason the agent sends ("err " CTL_ERR_TOO_LONG) for a line the framer
+ * reports with too_long set; ctl_command_parse gives the same text for a
+ * line longer than CTL_LINE_MAX.
+ */
+#define CTL_ERR_TOO_LONG "command too long (over 4096 bytes)"
+
+/* ---- framing ------------------------------------------------------------ */
+
+struct ctl_framer {
+	char line[CTL_LINE_MAX];
+	size_t len;
+	bool discarding;	/* inside a line already reported as too long */
+};
+
+/*
+ * Called once per complete line, without its terminator.  A line longer
+ * than CTL_LINE_MAX is reported once, as soon as it passes the limit, with
+ * too_long set (line and len then hold its first CTL_LINE_MAX bytes); the
+ * rest of it, up to and including its terminator, is discarded.
+ */
+typedef void (*ctl_line_fn)(void *ctx, const char *line, size_t len, bool too_long);
+
+void ctl_framer_init(struct ctl_framer *framer);
+/* Feed n bytes (any split); calls on_line for every line they complete. */
+void ctl_framer_feed(struct ctl_framer *framer, const char *data, size_t n,
+		     ctl_line_fn on_line, void *ctx);
+
+/* ---- commands ----------------------------------------------------------- */
+
+enum ctl_cmd_kind {
+	CTL_CMD_ENABLE,		/* "enable" / "e" [EVENT] */
+	CTL_CMD_DISABLE,	/* "disable" / "d" [EVENT] */
+	CTL_CMD_PING,
+	CTL_CMD_SNAPSHOT,
+	CTL_CMD_STOP,
+	CTL_CMD_HELLO,
+	CTL_CMD_WINDOW_BEGIN,	/* "window begin NAME" */
+	CTL_CMD_WINDOW_END,	/* "window end NAME" */
+	CTL_CMD_RANGE_LOAD,	/* "range load NAME = SPEC" */
+	CTL_CMD_RANGE_UNLOAD,	/* "range unload NAME" */
+};
+
+struct ctl_command {
+	enum ctl_cmd_kind kind;
+	/* EVENT for enable/disable ("" when absent), NAME for window/range. */
+	char name[CTL_LINE_MAX + 1];
+	/* SPEC for range load, "" otherwise. */
+	char spec[CTL_LINE_MAX + 1];
+};
+
+/*
+ * Parse one line (as delivered by the framer, at most CTL_LINE_MAX bytes, no
+ * terminator).  Returns 0 on success.  On error returns -1 and writes a
+ * one-line, human-readable reason into reason_buf (e.g. "unknown command
+ * 'enablexyz'"; CTL_REPLY_MAX bytes is always enough, a smaller buffer gets
+ * a truncated reason).  Offsets in reasons count bytes from the start of
+ * line, from 0.  cmd->name and cmd->spec are "" after an error.
+ */
+int ctl_command_parse(const char *line, size_t len, struct ctl_command *cmd,
+		      char *reason_buf, size_t reason_cap);
+
+/* The command's canonical name ("enable", "window begin", ...). */
+const char *ctl_command_name(enum ctl_cmd_kind kind);
+
+/* ---- replies ------------------------------------------------------------ */
+
+/*
+ * Format a reply into out (cap >= CTL_REPLY_MAX): "ack\n\0", "ack TEXT\n\0"
+ * or "err TEXT\n\0".  text may be NULL for a bare ack.  Newlines, tabs and
+ * other control bytes in text are replaced by spaces so the reply stays one
+ * line; text is truncated to fit (not inside a UTF-8 sequence if it can be
+ * helped).  An err without text gets "unspecified error".  Returns the
+ * number of bytes to write, the final NUL included: at most CTL_REPLY_MAX,
+ * and 0 when no valid reply fits (cap < 5, or an err with no room for a
+ * reason).
+ */
+size_t ctl_reply_format(char *out, size_t cap, bool ok, const char *text);
+
+/*
+ * Parse a reply line received by a client (without its '\n'; one leading
+ * NUL, left over from the previous reply's framing, is skipped).  Sets *ok
+ * and points *text at the payload after "ack " / "err " ("" when none).
+ * Returns 0, or -1 when the line is not a reply ("err" with no reason, or
+ * a line holding another '\n' or NUL, is not one).
+ */
+int ctl_reply_parse(const char *line, size_t len, bool *ok, const char **text,
+		    size_t *text_len);
+
+#endif
