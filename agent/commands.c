@@ -1,6 +1,6 @@
 /*
  * commands: control command dispatch (enable, disable, ping, snapshot,
- * stop, hello; window and range commands come with later capabilities).
+ * stop, hello, window begin/end; range commands come with ranges).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "agent/commands.h"
+#include "agent/json_report.h"
 #include "agent/session.h"
 #include "agent/session_rows.h"
 #include "proto/ctl_proto.h"
@@ -45,13 +46,41 @@ static void commands_window(struct session *s, struct control_channel *ch,
 	control_reply(ch, false, reason);
 }
 
+static void commands_window_begin(struct session *s, struct control_channel *ch,
+				  const struct ctl_command *cmd)
+{
+	window_begin(session_window(s, cmd->name, true));
+	control_reply(ch, true, NULL);
+}
+
+/* "ack {...}": the call's counts and the window's totals, so a client has
+ * its numbers at once without parsing the report. */
+static void commands_window_end(struct session *s, struct control_channel *ch,
+				const struct ctl_command *cmd)
+{
+	struct window *w = session_window(s, cmd->name, false);
+	struct window_end_result result;
+	char reason[CTL_REPLY_MAX], *text;
+
+	if (!w || window_end(w, &result)) {
+		snprintf(reason, sizeof(reason), "window '%s' is not open", cmd->name);
+		control_reply(ch, false, reason);
+		return;
+	}
+	text = json_report_window_end(s, w, &result);
+	control_reply(ch, true, text);
+	free(text);
+	free(result.call);
+}
+
 static void commands_hello(struct control_channel *ch)
 {
-	json_t *hello = json_pack("{s:i, s:s, s:s, s:[s,s,s,s,s,s]}",
+	json_t *hello = json_pack("{s:i, s:s, s:s, s:[s,s,s,s,s,s,s,s]}",
 				  "protocol", CTL_PROTO_VERSION,
 				  "agent", "perfgate",
 				  "version", PACKAGE_VERSION,
-				  "commands", "enable", "disable", "ping", "snapshot", "stop", "hello");
+				  "commands", "enable", "disable", "ping", "snapshot", "stop", "hello",
+				  "window begin", "window end");
 	char *text = json_dumps(hello, JSON_COMPACT);
 
 	control_reply(ch, true, text);
@@ -71,6 +100,12 @@ static void commands_dispatch(struct session *s, struct control_channel *ch,
 		return;
 	case CTL_CMD_PING:
 		control_reply(ch, true, NULL);
+		return;
+	case CTL_CMD_WINDOW_BEGIN:
+		commands_window_begin(s, ch, cmd);
+		return;
+	case CTL_CMD_WINDOW_END:
+		commands_window_end(s, ch, cmd);
 		return;
 	case CTL_CMD_HELLO:
 		commands_hello(ch);

@@ -6,6 +6,7 @@
  * the workload started (session_start) -> the event loop (session_run) ->
  * the final report and the workload's exit status (session_finish).
  */
+#include <locale.h>
 #include <stdlib.h>
 
 #include "agent/options.h"
@@ -17,6 +18,8 @@ int main(int argc, char **argv)
 	struct session session;
 	int rc, code;
 
+	/* As perf: numbers in the report follow the user's locale. */
+	setlocale(LC_ALL, "");
 	rc = options_parse(&opts, argc, argv);
 	if (rc) {
 		options_free(&opts);

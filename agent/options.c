@@ -25,6 +25,7 @@ enum {
 	OPT_INTERVAL_COUNT,
 	OPT_LOG_FD,
 	OPT_APPEND,
+	OPT_JSON_FILE,
 	OPT_VERSION,
 };
 
@@ -47,6 +48,7 @@ static const struct option long_options[] = {
 	{ "output",		required_argument, NULL, 'o' },
 	{ "append",		no_argument,	   NULL, OPT_APPEND },
 	{ "log-fd",		required_argument, NULL, OPT_LOG_FD },
+	{ "json-file",		required_argument, NULL, OPT_JSON_FILE },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -73,6 +75,7 @@ static const char usage_text[] =
 "  -o, --output FILE          write the report to FILE (default: stderr)\n"
 "      --append               append to the -o file\n"
 "      --log-fd N             write the report to file descriptor N\n"
+"      --json-file FILE       also write the whole run as one JSON document\n"
 "  -h, --help                 this text\n"
 "\n"
 "See perfgate(1) and docs/protocol.md for the control protocol.\n";
@@ -247,6 +250,7 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case 'o': free(opts->output_path); opts->output_path = strdup(arg); return 0;
 	case OPT_APPEND: opts->append = true; return 0;
 	case OPT_LOG_FD: return parse_fd("--log-fd", arg, &opts->log_fd);
+	case OPT_JSON_FILE: free(opts->json_file); opts->json_file = strdup(arg); return 0;
 	}
 	return -1;
 }
@@ -339,4 +343,5 @@ void options_free(struct options *opts)
 	free(opts->tid_list);
 	free(opts->csv_sep);
 	free(opts->output_path);
+	free(opts->json_file);
 }

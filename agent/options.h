@@ -47,6 +47,7 @@ struct options {
 	char *output_path;	/* -o */
 	bool append;		/* --append */
 	int log_fd;		/* --log-fd, -1 when absent */
+	char *json_file;	/* --json-file: the whole run as one JSON document */
 
 	char **workload;	/* argv after the options, NULL-terminated */
 	int nr_workload;

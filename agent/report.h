@@ -49,6 +49,10 @@ struct report {
 	 * previous interval" (close, but not perf's bytes). */
 	uint64_t interval_ns;
 	double last_timestamp_s;	/* previous report_interval() time */
+	/* /proc/sys/kernel/nmi_watchdog reads 1: perf then ends a final text
+	 * report that has <not counted> rows with its "Try disabling the NMI
+	 * watchdog" hint, and so do we.  Set it after report_init(). */
+	bool nmi_watchdog;
 };
 
 /* What the final report's header and footer say about the run. */
@@ -59,10 +63,6 @@ struct report_run {
 	const char *target;
 	double elapsed_s;
 	double user_s, sys_s;	/* negative when unknown (no workload) */
-	/* /proc/sys/kernel/nmi_watchdog reads 1: perf then ends a text
-	 * report that has <not counted> rows with its "Try disabling the
-	 * NMI watchdog" hint, and so do we. */
-	bool nmi_watchdog;
 };
 
 /* Numbers follow LC_NUMERIC as in perf, which calls setlocale(LC_ALL, ""):
@@ -78,5 +78,23 @@ void report_final(struct report *report, const struct report_run *run,
 /* One interval's lines; timestamp_s is seconds since the start of the run. */
 void report_interval(struct report *report, double timestamp_s,
 		     const struct report_row *rows, size_t n);
+
+/* A named window, as the report shows it next to its rows. */
+struct report_window {
+	const char *name;
+	unsigned long calls;	/* begin/end pairs */
+	double open_s;		/* wall time open */
+	unsigned open_at_end;	/* begins still without an end at the end */
+};
+
+/* The final report's block for one window (text: a header line with calls
+ * and open time, then its rows named "event@NAME"; -x: the rows alone;
+ * -j: the rows with a "window" key).  Printed after report_final(). */
+void report_final_window(struct report *report, const struct report_window *w,
+			 const struct report_row *rows, size_t n);
+/* A window's rows for the interval just printed by report_interval(). */
+void report_interval_window(struct report *report, double timestamp_s,
+			    const struct report_window *w,
+			    const struct report_row *rows, size_t n);
 
 #endif

@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <event2/event.h>
 
 #include "agent/commands.h"
+#include "agent/json_report.h"
 #include "agent/log.h"
 #include "agent/session.h"
 #include "agent/session_rows.h"
@@ -34,6 +36,21 @@ static int session_resolve_events(struct session *s)
 		view_init(&s->default_views[i], &s->counters[i]);
 	}
 	return 0;
+}
+
+/* perf's final report ends with a hint when the NMI watchdog holds a PMU
+ * counter and some events were not counted; the report needs to know. */
+static bool session_nmi_watchdog_on(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/nmi_watchdog", "re");
+	int on = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &on) != 1)
+		on = 0;
+	fclose(f);
+	return on == 1;
 }
 
 static int session_open_output(struct session *s)
@@ -61,6 +78,8 @@ static int session_open_output(struct session *s)
 	/* Interval lines must reach a reading script as they are made. */
 	setvbuf(s->out, NULL, _IOLBF, 0);
 	report_init(&s->report, s->out, format, opts->csv_sep);
+	s->report.interval_ns = (uint64_t)opts->interval_ms * 1000000u;
+	s->report.nmi_watchdog = session_nmi_watchdog_on();
 	return 0;
 }
 
@@ -68,6 +87,7 @@ int session_init(struct session *s, const struct options *opts)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
+	s->workload_ctl_fd = s->workload_ack_fd = -1;
 	s->target = target_describe(opts);
 	/* A client that goes away must never kill the agent. */
 	signal(SIGPIPE, SIG_IGN);
@@ -103,16 +123,43 @@ static int session_open_counters(struct session *s)
 	return rc;
 }
 
+/*
+ * Every workload gets a private channel of its own (PERFGATE_CTL_FD and
+ * PERFGATE_ACK_FD), --control or not, so "perfgate -- ./prog" is all a
+ * program instrumented with libperfgate needs.  Returns the workload's ends.
+ */
+static int session_make_workload_channel(struct session *s, int child_fds[2])
+{
+	int ctl[2], ack[2];
+
+	if (pipe2(ctl, O_CLOEXEC) || pipe2(ack, O_CLOEXEC)) {
+		log_error("cannot create the workload's control channel: %s", strerror(errno));
+		return -1;
+	}
+	s->workload_ctl_fd = ctl[0];
+	s->workload_ack_fd = ack[1];
+	child_fds[0] = ctl[1];
+	child_fds[1] = ack[0];
+	return 0;
+}
+
 static int session_open_channels(struct session *s)
 {
 	const struct options *opts = s->opts;
 
-	s->channels = calloc(opts->nr_controls ? opts->nr_controls : 1, sizeof(*s->channels));
+	s->channels = calloc(opts->nr_controls + 1, sizeof(*s->channels));
 	for (size_t i = 0; i < opts->nr_controls; i++) {
 		if (control_open(&s->channels[i], &opts->controls[i], s->base,
 				 commands_on_line, s))
 			return -1;
 		s->nr_channels = i + 1;
+	}
+	if (s->workload_ctl_fd >= 0) {
+		if (control_open_fds(&s->channels[s->nr_channels], s->workload_ctl_fd,
+				     s->workload_ack_fd, "workload", s->base, commands_on_line, s))
+			return -1;
+		s->nr_channels++;
+		s->workload_ctl_fd = s->workload_ack_fd = -1;	/* the channel owns them */
 	}
 	return 0;
 }
@@ -187,9 +234,16 @@ int session_start(struct session *s)
 {
 	const struct options *opts = s->opts;
 
+	int child_fds[2];
+
 	s->has_workload = opts->nr_workload > 0;
-	if (s->has_workload && workload_prepare(&s->workload, opts->workload))
-		return -1;
+	if (s->has_workload) {
+		if (session_make_workload_channel(s, child_fds) ||
+		    workload_prepare(&s->workload, opts->workload, child_fds))
+			return -1;
+		close(child_fds[0]);
+		close(child_fds[1]);
+	}
 	if (session_open_counters(s) || session_open_channels(s) || session_add_timers(s))
 		return -1;
 	if (opts->delay_ms == 0)
@@ -223,10 +277,25 @@ void session_run(struct session *s)
 	}
 }
 
+struct window *session_window(struct session *s, const char *name, bool create)
+{
+	for (size_t i = 0; i < s->nr_windows; i++)
+		if (strcmp(s->windows[i]->name, name) == 0)
+			return s->windows[i];
+	if (!create)
+		return NULL;
+	s->windows = realloc(s->windows, (s->nr_windows + 1) * sizeof(*s->windows));
+	s->windows[s->nr_windows] = window_new(name, s->counters, s->nr_counters);
+	return s->windows[s->nr_windows++];
+}
+
+/* At the end of the run every gate closes, so every view's sum is final. */
 static void session_close_windows(struct session *s)
 {
 	for (size_t i = 0; i < s->nr_counters; i++)
 		view_close(&s->default_views[i]);
+	for (size_t i = 0; i < s->nr_windows; i++)
+		window_finish(s->windows[i]);
 }
 
 static void session_free(struct session *s)
@@ -250,6 +319,9 @@ static void session_free(struct session *s)
 		event_base_free(s->base);
 	if (s->out && s->out != stderr)
 		fclose(s->out);
+	for (size_t i = 0; i < s->nr_windows; i++)
+		window_free(s->windows[i]);
+	free(s->windows);
 	free(s->counters);
 	free(s->default_views);
 	free(s->channels);
@@ -272,6 +344,8 @@ int session_finish(struct session *s)
 		control_reply(s->stop_channel, true, NULL);
 	if (s->has_workload)
 		code = workload_exit_code(&s->workload);
+	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)
+		code = 1;
 	session_free(s);
 	if (s->exit_signal) {
 		/* As perf stat: die of the signal that ended the run. */

@@ -18,6 +18,7 @@
 #include "agent/options.h"
 #include "agent/report.h"
 #include "agent/view.h"
+#include "agent/window.h"
 #include "agent/workload.h"
 
 struct event_base;
@@ -30,6 +31,9 @@ struct session {
 	struct view *default_views;	/* the default window's view of each counter */
 	size_t nr_counters;
 
+	struct window **windows;	/* named windows, in order of first begin */
+	size_t nr_windows;
+
 	struct control_channel *channels;
 	size_t nr_channels;
 	struct control_channel *stop_channel;	/* acked after the final report */
@@ -40,6 +44,7 @@ struct session {
 
 	struct workload workload;
 	bool has_workload;
+	int workload_ctl_fd, workload_ack_fd;	/* agent's ends, until a channel owns them */
 
 	struct event_base *base;
 	struct event *interval_timer, *delay_timer;
@@ -59,6 +64,8 @@ void session_run(struct session *s);
 /* End the run from inside the loop: "stop", a signal (sig != 0), or the
  * last --interval-count interval. */
 void session_end(struct session *s, int sig);
+/* The named window NAME, created (closed) when create is set. */
+struct window *session_window(struct session *s, const char *name, bool create);
 /* Final report; returns perfgate's exit code (the workload's status). */
 int session_finish(struct session *s);
 

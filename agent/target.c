@@ -121,9 +121,9 @@ char *target_describe(const struct options *opts)
 	FILE *f = open_memstream(&text, &size);
 
 	if (opts->cpu_list && !opts->system_wide)
-		fprintf(f, "CPU(s) %s", opts->cpu_list);
+		fprintf(f, "'CPU(s) %s'", opts->cpu_list);
 	else if (opts->system_wide)
-		fputs("system wide", f);
+		fputs("'system wide'", f);
 	else if (opts->pid_list)
 		fprintf(f, "process id '%s'", opts->pid_list);
 	else if (opts->tid_list)

@@ -15,11 +15,25 @@
 
 /* In the child: wait for the go byte, restore the signal dispositions the
  * agent changed, exec.  Never returns. */
-static void child_run(char **argv, int go_read, int exec_write)
+/* Keep fd open across exec and name it in the environment. */
+static void child_export_fd(const char *var, int fd)
+{
+	char text[16];
+
+	fcntl(fd, F_SETFD, 0);
+	snprintf(text, sizeof(text), "%d", fd);
+	setenv(var, text, 1);
+}
+
+static void child_run(char **argv, int go_read, int exec_write, const int channel_fds[2])
 {
 	char byte;
 	int err;
 
+	if (channel_fds) {
+		child_export_fd("PERFGATE_CTL_FD", channel_fds[0]);
+		child_export_fd("PERFGATE_ACK_FD", channel_fds[1]);
+	}
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -33,7 +47,7 @@ static void child_run(char **argv, int go_read, int exec_write)
 	_exit(127);
 }
 
-int workload_prepare(struct workload *w, char **argv)
+int workload_prepare(struct workload *w, char **argv, const int channel_fds[2])
 {
 	int go[2], exec_pipe[2];
 
@@ -50,7 +64,7 @@ int workload_prepare(struct workload *w, char **argv)
 	if (w->pid == 0) {
 		close(go[1]);
 		close(exec_pipe[0]);
-		child_run(argv, go[0], exec_pipe[1]);
+		child_run(argv, go[0], exec_pipe[1], channel_fds);
 	}
 	close(go[0]);
 	close(exec_pipe[1]);

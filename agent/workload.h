@@ -22,8 +22,12 @@ struct workload {
 	struct rusage usage;
 };
 
-/* Fork the child, held before exec until workload_start(). */
-int workload_prepare(struct workload *w, char **argv);
+/*
+ * Fork the child, held before exec until workload_start().  channel_fds
+ * (the workload's ends of its private control channel, or NULL) are kept
+ * open across exec and exported as PERFGATE_CTL_FD and PERFGATE_ACK_FD.
+ */
+int workload_prepare(struct workload *w, char **argv, const int channel_fds[2]);
 /* Release the child and wait until it has exec'd; -1 (message printed)
  * when exec failed. */
 int workload_start(struct workload *w, const char *name);

@@ -1,0 +1,152 @@
+/*
+ * json_report: the window-end reply and the --json-file run document.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "agent/json_report.h"
+#include "agent/log.h"
+#include "agent/session.h"
+
+/* {"event": count, ...}; null for an event the machine lacks. */
+static json_t *json_counts(const struct session *s, const struct counter_value *values)
+{
+	json_t *counts = json_object();
+
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		const struct counter *c = &s->counters[i];
+
+		json_object_set_new(counts, c->def.name,
+				    c->supported ? json_integer((json_int_t)values[i].val) : json_null());
+	}
+	return counts;
+}
+
+static json_t *json_view_counts(const struct session *s, struct view *views)
+{
+	struct counter_value *values = calloc(s->nr_counters, sizeof(*values));
+	json_t *counts;
+
+	for (size_t i = 0; i < s->nr_counters; i++)
+		view_value(&views[i], &values[i]);
+	counts = json_counts(s, values);
+	free(values);
+	return counts;
+}
+
+char *json_report_window_end(const struct session *s, const struct window *w,
+			     const struct window_end_result *result)
+{
+	json_t *reply = json_pack("{s:s, s:I, s:{s:I, s:o}, s:{s:I, s:o}}",
+		"window", w->name,
+		"calls", (json_int_t)w->calls,
+		"call", "time_ns", (json_int_t)result->call_ns,
+			"counts", json_counts(s, result->call),
+		"total", "time_ns", (json_int_t)window_open_ns(w),
+			"counts", json_view_counts(s, w->views));
+	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	json_decref(reply);
+	return text;
+}
+
+static const char *json_event_type(const struct counter *c)
+{
+	switch (c->def.attr.type) {
+	case PERF_TYPE_HARDWARE: return "hardware";
+	case PERF_TYPE_SOFTWARE: return "software";
+	case PERF_TYPE_TRACEPOINT: return "tracepoint";
+	default: return "other";
+	}
+}
+
+static json_t *json_events(const struct session *s)
+{
+	json_t *events = json_array();
+
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		const struct counter *c = &s->counters[i];
+
+		json_array_append_new(events, json_pack("{s:s, s:s, s:b, s:s, s:s?}",
+			"name", c->def.name, "type", json_event_type(c),
+			"supported", c->supported, "unit", c->def.is_clock ? "ns" : "",
+			"filter", c->def.filter));
+	}
+	return events;
+}
+
+/* One view: the counter's event through a gate ("default" or "window"). */
+static json_t *json_view(const struct view *v, const char *gate, const char *window)
+{
+	struct counter_value value;
+	const char *status = !v->counter->supported ? "not supported" :
+			     v->ever_opened ? "counted" : "not counted";
+
+	view_value((struct view *)v, &value);
+	return json_pack("{s:s, s:s, s:s?, s:s, s:I, s:I, s:I}",
+		"event", v->counter->def.name, "gate", gate, "window", window,
+		"status", status, "count", (json_int_t)value.val,
+		"time_enabled_ns", (json_int_t)value.ena, "time_running_ns", (json_int_t)value.run);
+}
+
+static json_t *json_views(const struct session *s)
+{
+	json_t *views = json_array();
+
+	for (size_t i = 0; i < s->nr_counters; i++)
+		json_array_append_new(views, json_view(&s->default_views[i], "default", NULL));
+	for (size_t w = 0; w < s->nr_windows; w++)
+		for (size_t i = 0; i < s->nr_counters; i++)
+			json_array_append_new(views, json_view(&s->windows[w]->views[i], "window",
+							       s->windows[w]->name));
+	return views;
+}
+
+static json_t *json_windows(const struct session *s)
+{
+	json_t *windows = json_array();
+
+	for (size_t i = 0; i < s->nr_windows; i++) {
+		const struct window *w = s->windows[i];
+
+		json_array_append_new(windows, json_pack("{s:s, s:I, s:I, s:I}",
+			"name", w->name, "calls", (json_int_t)w->calls,
+			"open_ns", (json_int_t)window_open_ns(w),
+			"open_at_end", (json_int_t)w->open_at_finish));
+	}
+	return windows;
+}
+
+static json_t *json_run(const struct session *s, int exit_code)
+{
+	json_t *command = json_array();
+	uint64_t elapsed = (uint64_t)(s->ended.tv_sec - s->started.tv_sec) * 1000000000u +
+			   (uint64_t)s->ended.tv_nsec - (uint64_t)s->started.tv_nsec;
+
+	for (int i = 0; i < s->opts->nr_workload; i++)
+		json_array_append_new(command, json_string(s->opts->workload[i]));
+	return json_pack("{s:s, s:o, s:b, s:I, s:i, s:s?}",
+		"target", s->target, "command", command,
+		"system_wide", s->opts->system_wide || s->opts->cpu_list,
+		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
+		"ended_by", s->exit_signal ? strsignal(s->exit_signal) :
+			    s->stop_channel ? "stop" : NULL);
+}
+
+int json_report_write(struct session *s, const char *path, int exit_code)
+{
+	json_t *doc = json_pack("{s:{s:s, s:i}, s:o, s:o, s:o, s:o}",
+		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
+		"run", json_run(s, exit_code),
+		"events", json_events(s),
+		"views", json_views(s),
+		"windows", json_windows(s));
+	int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	json_decref(doc);
+	if (rc)
+		log_error("cannot write --json-file '%s': %s", path, strerror(errno));
+	return rc ? -1 : 0;
+}

@@ -1,0 +1,23 @@
+/*
+ * json_report: perfgate's own JSON, written with jansson -- the reply to
+ * "window end" and the --json-file document of the whole run, whose schema
+ * is docs/perfgate-report.schema.json (described in docs/json-report.md).
+ * perf stat's -j lines are not here: they are report.c's, byte for byte perf's.
+ */
+#ifndef PERFGATE_JSON_REPORT_H
+#define PERFGATE_JSON_REPORT_H
+
+struct session;
+struct window;
+struct window_end_result;
+
+#define JSON_REPORT_SCHEMA_VERSION 1
+
+/* One line of JSON for "ack {...}" after "window end" (malloc'd). */
+char *json_report_window_end(const struct session *s, const struct window *w,
+			     const struct window_end_result *result);
+/* The whole run as one document, at the end of the run.  -1 with a message
+ * printed when the file cannot be written. */
+int json_report_write(struct session *s, const char *path, int exit_code);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * window: a named window -- "window begin NAME" ... "window end NAME" --
+ * seen as one view per event, independent of the default window.
+ *
+ * A window's views share the session's physical counters (DESIGN.md section
+ * 4, seed 003): opening a window opens no new perf fd, it only retains the
+ * counters.  The same name begun again while open deepens it: the gate stays
+ * open until every begin has had its end, so several threads or processes
+ * marking the same window count exactly the union of their periods.  Each
+ * end is one call; the window counts its calls and the wall time it was open.
+ */
+#ifndef PERFGATE_WINDOW_H
+#define PERFGATE_WINDOW_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "agent/view.h"
+#include "proto/ctl_proto.h"
+
+struct window_call {
+	struct counter_value *at_begin;	/* each view's value at this begin */
+	struct timespec begun;
+};
+
+struct window {
+	char name[CTL_NAME_MAX + 1];
+	struct view *views;		/* one per session counter, same order */
+	size_t nr_views;
+	unsigned depth;			/* begins not yet ended */
+	unsigned long calls;		/* ends so far */
+	uint64_t open_ns;		/* wall time with depth > 0, closed periods */
+	struct timespec opened;		/* when depth went 0 -> 1 */
+	struct window_call *stack;	/* open calls, innermost last */
+	unsigned open_at_finish;	/* begins without an end when the run ended */
+};
+
+/* What one "window end" measured: the call's deltas, then the totals. */
+struct window_end_result {
+	struct counter_value *call;	/* nr_views values, caller frees */
+	uint64_t call_ns;
+};
+
+struct window *window_new(const char *name, struct counter *counters, size_t nr);
+void window_free(struct window *w);
+void window_begin(struct window *w);
+/* -1 when the window is not open. */
+int window_end(struct window *w, struct window_end_result *result);
+/* The run is over: close the gate, keep the counts; begins without an end
+ * are not calls, they are remembered in open_at_finish. */
+void window_finish(struct window *w);
+/* Wall time open so far, the running period included. */
+uint64_t window_open_ns(const struct window *w);
+
+#endif
