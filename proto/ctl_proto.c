@@ -1,0 +1,508 @@
+/*
+ * ctl_proto.c: framing, parsing and reply formatting for the control
+ * protocol (DESIGN.md section 5; the API is described in ctl_proto.h).
+ *
+ * Everything here works on caller-owned buffers: no I/O, no allocation, no
+ * global state.  Bytes come from a file descriptor the agent does not trust,
+ * so every function accepts any input and every error names the problem and,
+ * where it helps, its byte offset in the line (0-based, from the first byte
+ * the framer delivered).
+ */
+#include "proto/ctl_proto.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- framing ------------------------------------------------------------ */
+
+void ctl_framer_init(struct ctl_framer *framer)
+{
+	framer->len = 0;
+	framer->discarding = false;
+}
+
+/*
+ * Index of the first '\n' or '\0' in data[0..n), or n.  Two memchr calls
+ * instead of a byte loop: control fds may deliver large bursts, and the
+ * second search only covers the prefix before the first newline.
+ */
+static size_t find_terminator(const char *data, size_t n)
+{
+	const char *nl = memchr(data, '\n', n);
+	size_t end = nl ? (size_t)(nl - data) : n;
+	const char *nul = memchr(data, '\0', end);
+
+	return nul ? (size_t)(nul - data) : end;
+}
+
+/*
+ * Append the bytes of an unterminated piece to the current line.  When the
+ * line would pass CTL_LINE_MAX it is reported at once (the agent answers it
+ * without waiting for the end of a line that may never come) and the framer
+ * switches to discarding until the next terminator.
+ */
+static void framer_append(struct ctl_framer *framer, const char *data, size_t n,
+			  ctl_line_fn on_line, void *ctx)
+{
+	size_t room = CTL_LINE_MAX - framer->len;
+
+	if (framer->discarding || n == 0)
+		return;
+	if (n <= room) {
+		memcpy(framer->line + framer->len, data, n);
+		framer->len += n;
+		return;
+	}
+	memcpy(framer->line + framer->len, data, room);
+	framer->len = CTL_LINE_MAX;
+	on_line(ctx, framer->line, framer->len, true);
+	framer->len = 0;
+	framer->discarding = true;
+}
+
+/* A terminator ends either a normal line or the tail of a too-long one. */
+static void framer_end_line(struct ctl_framer *framer, ctl_line_fn on_line, void *ctx)
+{
+	if (!framer->discarding)
+		on_line(ctx, framer->line, framer->len, false);
+	framer->len = 0;
+	framer->discarding = false;
+}
+
+void ctl_framer_feed(struct ctl_framer *framer, const char *data, size_t n,
+		     ctl_line_fn on_line, void *ctx)
+{
+	while (n > 0) {
+		size_t piece = find_terminator(data, n);
+
+		framer_append(framer, data, piece, on_line, ctx);
+		if (piece == n)
+			return;
+		framer_end_line(framer, on_line, ctx);
+		data += piece + 1;
+		n -= piece + 1;
+	}
+}
+
+/* ---- parsing helpers ---------------------------------------------------- */
+
+/*
+ * A cursor over the trimmed line.  base is the line as delivered, so that
+ * offsets in error messages match what the user sent, leading blanks
+ * included.
+ */
+struct cursor {
+	const char *base;
+	size_t pos;
+	size_t end;
+};
+
+struct word {
+	const char *s;
+	size_t len;
+	size_t off;		/* offset of s in the line */
+};
+
+/* Sub-parsers report errors through this; it never overflows reason_buf. */
+struct err_buf {
+	char *buf;
+	size_t cap;
+};
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool is_control(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+/* Bytes a command must not contain: tab is a separator, not a control. */
+static bool is_bad_byte(unsigned char c)
+{
+	return is_control(c) && c != '\t';
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
+	       c == '-';
+}
+
+/* Always returns -1 so that callers can write `return fail(...)`. */
+__attribute__((format(printf, 2, 3)))
+static int fail(struct err_buf *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err->buf && err->cap > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err->buf, err->cap, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static void skip_blanks(struct cursor *cur)
+{
+	while (cur->pos < cur->end && is_blank(cur->base[cur->pos]))
+		cur->pos++;
+}
+
+static bool at_end(struct cursor *cur)
+{
+	skip_blanks(cur);
+	return cur->pos == cur->end;
+}
+
+/* Next word: a run of bytes up to a blank or `stop` (0 for none). */
+static bool next_word(struct cursor *cur, struct word *w, char stop)
+{
+	skip_blanks(cur);
+	w->s = cur->base + cur->pos;
+	w->off = cur->pos;
+	while (cur->pos < cur->end && !is_blank(cur->base[cur->pos]) &&
+	       (stop == 0 || cur->base[cur->pos] != stop))
+		cur->pos++;
+	w->len = cur->pos - w->off;
+	return w->len > 0;
+}
+
+static bool word_is(const struct word *w, const char *lit)
+{
+	return strlen(lit) == w->len && memcmp(w->s, lit, w->len) == 0;
+}
+
+/* dst holds CTL_LINE_MAX + 1 bytes and len <= CTL_LINE_MAX (checked on entry). */
+static void copy_field(char *dst, const char *src, size_t len)
+{
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+/*
+ * Window and range names end up as JSON keys and report labels, so they are
+ * restricted to a small, quote-free alphabet.  what is "window" or "range".
+ */
+static int check_name(const struct word *w, const char *what, struct err_buf *err)
+{
+	if (w->len > CTL_NAME_MAX)
+		return fail(err, "%s name too long (over %d bytes)", what, CTL_NAME_MAX);
+	for (size_t i = 0; i < w->len; i++) {
+		unsigned char c = (unsigned char)w->s[i];
+
+		if (is_name_char((char)c))
+			continue;
+		/* Non-ASCII bytes are shown in hex: a lone byte of a UTF-8
+		 * sequence would print as garbage. */
+		if (c >= 0x80)
+			return fail(err, "invalid byte 0x%02x in %s name at offset %zu",
+				    c, what, w->off + i);
+		return fail(err, "invalid character '%c' in %s name at offset %zu",
+			    c, what, w->off + i);
+	}
+	return 0;
+}
+
+/* ---- command parsers ---------------------------------------------------- */
+
+/* "enable"/"e"/"disable"/"d" with an optional EVENT, left for the agent to resolve. */
+static int parse_toggle(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+{
+	struct word ev;
+
+	if (!next_word(cur, &ev, 0))
+		return 0;
+	if (!at_end(cur))
+		return fail(err, "'%s' takes at most one EVENT", ctl_command_name(cmd->kind));
+	copy_field(cmd->name, ev.s, ev.len);
+	return 0;
+}
+
+static int parse_no_arg(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+{
+	if (!at_end(cur))
+		return fail(err, "'%s' takes no argument", ctl_command_name(cmd->kind));
+	return 0;
+}
+
+/* The single NAME of "window begin/end NAME" and "range unload NAME". */
+static int parse_one_name(struct cursor *cur, struct ctl_command *cmd,
+			  const char *what, struct err_buf *err)
+{
+	const char *verb = ctl_command_name(cmd->kind);
+	struct word name;
+
+	if (!next_word(cur, &name, 0))
+		return fail(err, "'%s' needs a NAME", verb);
+	if (check_name(&name, what, err) < 0)
+		return -1;
+	if (!at_end(cur))
+		return fail(err, "'%s' takes exactly one NAME", verb);
+	copy_field(cmd->name, name.s, name.len);
+	return 0;
+}
+
+static int parse_window(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+{
+	struct word sub;
+
+	next_word(cur, &sub, 0);
+	if (word_is(&sub, "begin"))
+		cmd->kind = CTL_CMD_WINDOW_BEGIN;
+	else if (word_is(&sub, "end"))
+		cmd->kind = CTL_CMD_WINDOW_END;
+	else
+		return fail(err, "'window' needs 'begin' or 'end'");
+	return parse_one_name(cur, cmd, "window", err);
+}
+
+/*
+ * "range load NAME = SPEC": the name stops at a blank or at '=', so that
+ * "NAME=SPEC" works too; SPEC is the rest of the (trimmed) line, verbatim,
+ * for the range grammar parser to judge.
+ */
+static int parse_range_load(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+{
+	struct word name;
+
+	if (!next_word(cur, &name, '='))
+		return fail(err, "'range load' needs NAME = SPEC");
+	if (check_name(&name, "range", err) < 0)
+		return -1;
+	if (at_end(cur))
+		return fail(err, "'range load' needs NAME = SPEC");
+	if (cur->base[cur->pos] != '=')
+		return fail(err, "expected '=' after range name at offset %zu", cur->pos);
+	cur->pos++;
+	if (at_end(cur))
+		return fail(err, "'range load' needs a SPEC after '='");
+	copy_field(cmd->name, name.s, name.len);
+	copy_field(cmd->spec, cur->base + cur->pos, cur->end - cur->pos);
+	return 0;
+}
+
+static int parse_range(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+{
+	struct word sub;
+
+	next_word(cur, &sub, 0);
+	if (word_is(&sub, "load")) {
+		cmd->kind = CTL_CMD_RANGE_LOAD;
+		return parse_range_load(cur, cmd, err);
+	}
+	if (word_is(&sub, "unload")) {
+		cmd->kind = CTL_CMD_RANGE_UNLOAD;
+		return parse_one_name(cur, cmd, "range", err);
+	}
+	return fail(err, "'range' needs 'load' or 'unload'");
+}
+
+typedef int (*cmd_parser)(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err);
+
+/* First words, matched exactly: perf acks "enablexyz", we do not. */
+static const struct {
+	const char *word;
+	enum ctl_cmd_kind kind;	/* window/range parsers refine it */
+	cmd_parser parse;
+} commands[] = {
+	{ "enable",   CTL_CMD_ENABLE,       parse_toggle },
+	{ "e",        CTL_CMD_ENABLE,       parse_toggle },
+	{ "disable",  CTL_CMD_DISABLE,      parse_toggle },
+	{ "d",        CTL_CMD_DISABLE,      parse_toggle },
+	{ "ping",     CTL_CMD_PING,         parse_no_arg },
+	{ "snapshot", CTL_CMD_SNAPSHOT,     parse_no_arg },
+	{ "stop",     CTL_CMD_STOP,         parse_no_arg },
+	{ "hello",    CTL_CMD_HELLO,        parse_no_arg },
+	{ "window",   CTL_CMD_WINDOW_BEGIN, parse_window },
+	{ "range",    CTL_CMD_RANGE_LOAD,   parse_range },
+};
+
+/* ---- ctl_command_parse -------------------------------------------------- */
+
+/* Trailing "\r" comes from clients that send "\r\n"; blanks from sloppy ones. */
+static void trim(struct cursor *cur)
+{
+	const char *s = cur->base;
+
+	while (cur->end > 0 && (s[cur->end - 1] == '\r' || is_blank(s[cur->end - 1])))
+		cur->end--;
+	skip_blanks(cur);
+}
+
+/*
+ * Control bytes inside a command are almost always a client bug (binary
+ * data written to the wrong fd, a stray "\r" mid-line); naming the byte and
+ * its offset makes that easy to see.
+ */
+static int check_bytes(const struct cursor *cur, struct err_buf *err)
+{
+	for (size_t i = cur->pos; i < cur->end; i++) {
+		unsigned char c = (unsigned char)cur->base[i];
+
+		if (is_bad_byte(c))
+			return fail(err, "invalid byte 0x%02x at offset %zu", c, i);
+	}
+	return 0;
+}
+
+static int dispatch(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+{
+	struct word first;
+
+	next_word(cur, &first, 0);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (word_is(&first, commands[i].word)) {
+			cmd->kind = commands[i].kind;
+			return commands[i].parse(cur, cmd, err);
+		}
+	}
+	/* Quote a bounded prefix: the reply must stay short whatever was sent. */
+	return fail(err, "unknown command '%.*s'",
+		    (int)(first.len < CTL_NAME_MAX ? first.len : CTL_NAME_MAX), first.s);
+}
+
+int ctl_command_parse(const char *line, size_t len, struct ctl_command *cmd,
+		      char *reason_buf, size_t reason_cap)
+{
+	struct err_buf err = { reason_buf, reason_cap };
+	struct cursor cur = { line, 0, len };
+
+	cmd->name[0] = '\0';
+	cmd->spec[0] = '\0';
+	if (len > CTL_LINE_MAX)
+		return fail(&err, "%s", CTL_ERR_TOO_LONG);
+	trim(&cur);
+	if (cur.pos == cur.end)
+		return fail(&err, "empty command");
+	if (check_bytes(&cur, &err) < 0)
+		return -1;
+	if (dispatch(&cur, cmd, &err) < 0) {
+		/* Leave no half-filled fields behind for a careless caller. */
+		cmd->name[0] = '\0';
+		cmd->spec[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+const char *ctl_command_name(enum ctl_cmd_kind kind)
+{
+	switch (kind) {
+	case CTL_CMD_ENABLE:		return "enable";
+	case CTL_CMD_DISABLE:		return "disable";
+	case CTL_CMD_PING:		return "ping";
+	case CTL_CMD_SNAPSHOT:		return "snapshot";
+	case CTL_CMD_STOP:		return "stop";
+	case CTL_CMD_HELLO:		return "hello";
+	case CTL_CMD_WINDOW_BEGIN:	return "window begin";
+	case CTL_CMD_WINDOW_END:	return "window end";
+	case CTL_CMD_RANGE_LOAD:	return "range load";
+	case CTL_CMD_RANGE_UNLOAD:	return "range unload";
+	}
+	return "unknown";
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+/*
+ * How many bytes of text fit in room.  A cut inside a UTF-8 sequence would
+ * hand clients an invalid string, so the cut moves back to a sequence
+ * start, unless that would leave nothing (a reason cut short still helps).
+ */
+static size_t fit_text(const char *text, size_t room)
+{
+	size_t len = strlen(text), cut = room;
+
+	if (len <= room)
+		return len;
+	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+		cut--;
+	return cut > 0 ? cut : room;
+}
+
+/* Copy text, turning control bytes into spaces so the reply stays one line. */
+static void copy_sanitized(char *dst, const char *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		dst[i] = is_control((unsigned char)src[i]) ? ' ' : src[i];
+}
+
+size_t ctl_reply_format(char *out, size_t cap, bool ok, const char *text)
+{
+	/* "ack" + "\n\0": the shortest reply, and perf's exact bytes. */
+	const size_t bare = 5;
+	size_t n = 3, tlen = 0;
+
+	if (cap > CTL_REPLY_MAX)
+		cap = CTL_REPLY_MAX;
+	if (cap < bare) {
+		if (cap > 0)
+			out[0] = '\0';
+		return 0;
+	}
+	/*
+	 * "err" alone would not parse as a reply: an error always has a
+	 * reason, and one that cannot keep a single byte does not fit.
+	 */
+	if (!ok && (!text || !*text))
+		text = "unspecified error";
+	if (text && cap > bare + 1)
+		tlen = fit_text(text, cap - bare - 1);
+	if (!ok && tlen == 0) {
+		out[0] = '\0';
+		return 0;
+	}
+	memcpy(out, ok ? "ack" : "err", 3);
+	if (tlen > 0) {
+		out[n++] = ' ';
+		copy_sanitized(out + n, text, tlen);
+		n += tlen;
+	}
+	out[n++] = '\n';
+	out[n++] = '\0';
+	return n;
+}
+
+/* True when line[0..len) holds no '\n' and no NUL: one reply, nothing more. */
+static bool is_one_line(const char *line, size_t len)
+{
+	return memchr(line, '\n', len) == NULL && memchr(line, '\0', len) == NULL;
+}
+
+int ctl_reply_parse(const char *line, size_t len, bool *ok, const char **text,
+		    size_t *text_len)
+{
+	bool is_ack;
+
+	if (len > 0 && line[0] == '\0') {
+		line++;
+		len--;
+	}
+	if (len < 3 || !is_one_line(line, len))
+		return -1;
+	if (memcmp(line, "ack", 3) == 0)
+		is_ack = true;
+	else if (memcmp(line, "err", 3) == 0)
+		is_ack = false;
+	else
+		return -1;
+	/* "ack" may stand alone; "err" must say why. */
+	if (len == 3 && !is_ack)
+		return -1;
+	if (len > 3 && line[3] != ' ')
+		return -1;
+	if (len == 4 && !is_ack)
+		return -1;
+	if (ok)
+		*ok = is_ack;
+	if (text)
+		*text = len > 4 ? line + 4 : line + len;
+	if (text_len)
+		*text_len = len > 4 ? len - 4 : 0;
+	return 0;
+}
