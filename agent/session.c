@@ -205,6 +205,42 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	session_end(s, (int)sig);
 }
 
+static void on_target_ended(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	(void)what;
+	for (size_t i = 0; i < s->nr_target_watches; i++) {
+		if (s->target_watches[i] && event_get_fd(s->target_watches[i]) == fd) {
+			event_free(s->target_watches[i]);
+			s->target_watches[i] = NULL;
+			close(fd);
+			s->targets_alive--;
+		}
+	}
+	if (s->targets_alive == 0)
+		session_end(s, 0);
+}
+
+/* -p/-t: the run ends when the last target ends, as perf stat's does. */
+static int session_watch_targets(struct session *s)
+{
+	int *fds;
+	size_t nr = target_pidfds(s->opts, &fds);
+
+	s->target_watches = calloc(nr ? nr : 1, sizeof(*s->target_watches));
+	for (size_t i = 0; i < nr; i++) {
+		s->target_watches[i] = event_new(s->base, fds[i], EV_READ, on_target_ended, s);
+		if (!s->target_watches[i] || event_add(s->target_watches[i], NULL)) {
+			free(fds);
+			return -1;
+		}
+	}
+	s->nr_target_watches = s->targets_alive = nr;
+	free(fds);
+	return 0;
+}
+
 static int session_add_timers(struct session *s)
 {
 	const struct options *opts = s->opts;
@@ -244,7 +280,8 @@ int session_start(struct session *s)
 		close(child_fds[0]);
 		close(child_fds[1]);
 	}
-	if (session_open_counters(s) || session_open_channels(s) || session_add_timers(s))
+	if (session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
+	    session_watch_targets(s))
 		return -1;
 	if (opts->delay_ms == 0)
 		session_open_default_window(s, session_opens_at_exec(s));
@@ -307,6 +344,13 @@ static void session_free(struct session *s)
 	for (size_t i = 0; i < 3; i++)
 		if (s->signal_events[i])
 			event_free(s->signal_events[i]);
+	for (size_t i = 0; i < s->nr_target_watches; i++) {
+		if (s->target_watches[i]) {
+			close(event_get_fd(s->target_watches[i]));
+			event_free(s->target_watches[i]);
+		}
+	}
+	free(s->target_watches);
 	if (s->interval_timer)
 		event_free(s->interval_timer);
 	if (s->delay_timer)

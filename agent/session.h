@@ -49,6 +49,8 @@ struct session {
 	struct event_base *base;
 	struct event *interval_timer, *delay_timer;
 	struct event *signal_events[3];
+	struct event **target_watches;	/* -p/-t targets' pidfds */
+	size_t nr_target_watches, targets_alive;
 	struct timespec started, ended;
 	long intervals_done;
 	int exit_signal;		/* SIGINT/SIGTERM that ended the run, or 0 */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <fcntl.h>
 #include <perf/cpumap.h>
 #include <perf/threadmap.h>
 
@@ -112,6 +114,37 @@ void target_free(struct counter_target *target)
 	perf_cpu_map__put(target->cpus);
 	perf_thread_map__put(target->threads);
 	memset(target, 0, sizeof(*target));
+}
+
+/* Linux 6.9's PIDFD_THREAD: a pidfd for one thread rather than a process. */
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+static void add_pidfds(const char *list, bool threads, int **fds, size_t *nr)
+{
+	for (const char *p = list; p && *p;) {
+		char *end;
+		long id = strtol(p, &end, 10);
+		int fd = pidfd_open((pid_t)id, threads ? PIDFD_THREAD : 0);
+
+		if (fd >= 0) {
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+			*fds = realloc(*fds, (*nr + 1) * sizeof(int));
+			(*fds)[(*nr)++] = fd;
+		}
+		p = *end ? end + 1 : end;
+	}
+}
+
+size_t target_pidfds(const struct options *opts, int **fds)
+{
+	size_t nr = 0;
+
+	*fds = NULL;
+	add_pidfds(opts->pid_list, false, fds, &nr);
+	add_pidfds(opts->tid_list, true, fds, &nr);
+	return nr;
 }
 
 char *target_describe(const struct options *opts)

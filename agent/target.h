@@ -15,6 +15,10 @@
  * Prints an error and returns -1 for a bad list or a missing process. */
 int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid);
 void target_free(struct counter_target *target);
+/* pidfds of the -p processes and -t threads, readable when each ends, so
+ * the run ends with its targets as perf stat's does.  Returns how many
+ * (malloc'd array in *fds); a target that cannot be watched is skipped. */
+size_t target_pidfds(const struct options *opts, int **fds);
 /* The words after "Performance counter stats for " (malloc'd). */
 char *target_describe(const struct options *opts);
 
