@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# windows.bats: named windows over shared physical counters.  The marker
+# opens and closes windows itself over a control channel, so every count is
+# exact; the window-end reply, the -x/-j/text reports and --json-file must
+# all agree with it.
+
+load helpers
+
+setup() {
+	common_setup
+	chan ch
+	CTL=$T/ch.ctl
+	ACK=$T/ch.ack
+	W=(ctl "$CTL" "$ACK")
+}
+
+# reply_field JSON PYEXPR: evaluate PYEXPR on the parsed reply payload `r`.
+reply_field() {
+	python3 -c 'import json,sys; r = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+@test "window end replies with the call's exact counts and the totals" {
+	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
+		"$MARKER" getppid 3 "${W[@]}" "window begin A" getppid 5 "${W[@]}" "window end A" \
+		getppid 7 "${W[@]}" "window begin A" getppid 2 "${W[@]}" "window end A"
+	expect_status 0
+	mapfile -t lines <"$T/out"
+	[ "${lines[0]}" = ack ] || fail "begin: ${lines[0]}"
+	[[ ${lines[1]} == "ack {"* ]] || fail "end: ${lines[1]}"
+	json=${lines[1]#ack }
+	[ "$(reply_field "$json" 'r["window"], r["calls"], r["call"]["counts"]["'$GETPPID'"], r["total"]["counts"]["'$GETPPID'"]')" = "('A', 1, 5, 5)" ]
+	json=${lines[3]#ack }
+	[ "$(reply_field "$json" 'r["calls"], r["call"]["counts"]["'$GETPPID'"], r["total"]["counts"]["'$GETPPID'"]')" = "(2, 2, 7)" ]
+	expect_value "$GETPPID@A" 7
+	# The default window was never opened.
+	expect_value "$GETPPID" "<not counted>"
+}
+
+@test "windows that partition the run add up exactly to the total" {
+	# A from the start, then B over the rest; the default window sees all.
+	pg -x, --control "fifo:$CTL,$ACK" -e "$GETPPID,$GETPGID" -- \
+		"$MARKER" "${W[@]}" "window begin A" getppid 11 getpgid 3 "${W[@]}" "window end A" \
+		"${W[@]}" "window begin B" getppid 13 getpgid 5 "${W[@]}" "window end B"
+	expect_status 0
+	a=$(value "$GETPPID@A"); b=$(value "$GETPPID@B"); total=$(value "$GETPPID")
+	[ "$a" = 11 ] && [ "$b" = 13 ] && [ "$total" = 24 ] || { show_run; fail "A=$a B=$b total=$total"; }
+	[ $(( $(value "$GETPGID@A") + $(value "$GETPGID@B") )) = "$(value "$GETPGID")" ]
+}
+
+@test "the same name opened again nests: the gate stays open to the last end" {
+	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
+		"$MARKER" "${W[@]}" "window begin N" getppid 1 "${W[@]}" "window begin N" getppid 2 \
+		"${W[@]}" "window end N" getppid 4 "${W[@]}" "window end N" getppid 8
+	expect_status 0
+	expect_value "$GETPPID@N" 7
+	grep -q '"calls":2' "$T/out" || { show_run; fail "second end should report 2 calls"; }
+}
+
+@test "overlapping windows of different names count independently" {
+	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
+		"$MARKER" "${W[@]}" "window begin X" getppid 1 "${W[@]}" "window begin Y" getppid 2 \
+		"${W[@]}" "window end X" getppid 4 "${W[@]}" "window end Y"
+	expect_status 0
+	expect_value "$GETPPID@X" 3
+	expect_value "$GETPPID@Y" 6
+}
+
+@test "five windows over one event hold no more perf fds than one" {
+	perf_fds() {
+		local n=0 f
+		for f in /proc/"$1"/fd/*; do
+			[ "$(readlink "$f" 2>/dev/null)" = "anon_inode:[perf_event]" ] && n=$((n + 1))
+		done
+		echo "$n"
+	}
+	mkfifos go
+	pg_bg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID,task-clock" -- \
+		"$MARKER" "${W[@]}" "window begin w1" pid "$T/m.pid" wait "$T/go" \
+		"${W[@]}" "window begin w2" "${W[@]}" "window begin w3" "${W[@]}" "window begin w4" \
+		"${W[@]}" "window begin w5" pid "$T/m2.pid" wait "$T/go"
+	for i in $(seq 1 500); do [ -f "$T/m.pid" ] && break; sleep 0.01; done
+	pid=$(agent_pid)
+	one=$(perf_fds "$pid")
+	release go
+	for i in $(seq 1 500); do [ -f "$T/m2.pid" ] && break; sleep 0.01; done
+	five=$(perf_fds "$pid")
+	release go
+	pg_wait
+	expect_status 0
+	[ "$one" -ge 2 ] || fail "expected the agent to hold perf fds, saw $one"
+	[ "$one" = "$five" ] || fail "one window: $one perf fds, five windows: $five"
+}
+
+@test "windows appear in -j lines with a window key, and in the text report" {
+	pg -j -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
+		"$MARKER" "${W[@]}" "window begin J" getppid 6 "${W[@]}" "window end J"
+	expect_status 0
+	python3 - "$T/err" "$GETPPID" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+w = [r for r in rows if r.get("window") == "J"]
+assert len(w) == 1 and w[0]["event"] == sys.argv[2], rows
+assert float(w[0]["counter-value"]) == 6, w
+PY
+	pg -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
+		"$MARKER" "${W[@]}" "window begin T" getppid 6 "${W[@]}" "window end T"
+	grep -q "^ Window 'T': 1 call, [0-9.]* seconds open:" "$T/err" || { show_run; false; }
+	grep -Eq "^ +6 +$GETPPID@T" "$T/err" || { show_run; false; }
+}
+
+@test "window commands with bad names or no open window get err" {
+	mkfifos never
+	pg_bg -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- "$MARKER" wait "$T/never"
+	expect_reply "window end nope" "err window 'nope' is not open"
+	expect_reply "window begin a b" "err 'window begin' takes exactly one NAME"
+	expect_reply "window begin" "err 'window begin' needs a NAME"
+	expect_reply "window begin $(printf 'x%.0s' $(seq 65))" "err window name too long (over 64 bytes)"
+	expect_reply "window begin ok" "ack"
+	expect_reply "stop" "ack"
+	pg_wait
+	# The workload was ended by stop's SIGTERM, as perf ends it.
+	expect_status 143
+}
+
+@test "--json-file records every view, window calls and open time" {
+	pg -D -1 --control "fifo:$CTL,$ACK" --json-file "$T/run.json" -e "$GETPPID,cycles" -- \
+		"$MARKER" "${W[@]}" "window begin A" getppid 4 "${W[@]}" "window end A" exit 3
+	expect_status 3
+	python3 - "$T/run.json" "$GETPPID" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["run"]["exit_status"] == 3, doc["run"]
+views = {(v["event"], v["gate"], v["window"]): v for v in doc["views"]}
+assert views[(sys.argv[2], "window", "A")]["count"] == 4
+assert views[(sys.argv[2], "default", None)]["status"] == "not counted"
+assert views[("cycles", "window", "A")]["status"] == "not supported"
+w = doc["windows"][0]
+assert w["name"] == "A" and w["calls"] == 1 and w["open_ns"] > 0, w
+PY
+}
