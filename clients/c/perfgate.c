@@ -1,0 +1,665 @@
+/*
+ * libperfgate: the C client a program links to drive the perfgate agent
+ * that runs it (DESIGN.md sections 1 and 5; libperfgate(3) for users).
+ *
+ * Each call writes one command line on the ctl fd and waits, within a
+ * timeout, for its one reply line on the ack fd.  Many callers may share a
+ * channel, and two locks keep their command/reply pairs from interleaving:
+ *
+ *  - Threads: one process-wide mutex around every pair.
+ *  - Processes: children forked by the workload inherit the same pipes, so
+ *    each pair also holds a POSIX record lock (fcntl F_WRLCK) on the ctl
+ *    pipe.  Checked on Linux 6.18: record locks work on pipes and FIFOs (the
+ *    lock sits on the pipe's inode, so it covers every fd of that pipe),
+ *    another process gets EAGAIN while one holds it, and a forked child
+ *    does not inherit its parent's lock.  F_WRLCK needs an fd open for
+ *    writing, which the ctl fd is.
+ *
+ * Record locks belong to a process, not to an fd or a thread.  That is why
+ * the mutex is one for the whole process rather than one per handle (two
+ * handles on one pipe would otherwise both "hold" the record lock at once),
+ * and why fds are closed only under the mutex (closing any fd of a pipe
+ * drops the process's lock on it).  pthread_atfork takes the mutex around
+ * fork(), so a child never starts with it held by a thread it does not have.
+ *
+ * Without an agent in the environment a handle is inert: every call
+ * returns 0 at once, so the same binary runs with and without perfgate.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clients/c/perfgate.h"
+#include "proto/ctl_proto.h"
+
+struct perfgate {
+	bool inert;
+	int ctl_fd, ack_fd;	/* our own close-on-exec, non-blocking fds */
+	int timeout_ms;
+	/* Reply state, only touched under channel_mutex.  A forked child gets
+	 * a copy that belongs to its parent; generation tells them apart. */
+	unsigned generation;
+	unsigned owed;		/* replies due for commands already written */
+	size_t len;		/* bytes read from ack_fd but not yet used */
+	char buf[CTL_REPLY_MAX];
+};
+
+static pthread_mutex_t channel_mutex = PTHREAD_MUTEX_INITIALIZER;
+static unsigned fork_generation;	/* bumped in every forked child */
+
+/* ---- errors -------------------------------------------------------------- */
+
+static __thread char last_error[256];
+
+const char *perfgate_last_error(void)
+{
+	return last_error;
+}
+
+/* Record why a call failed; returns -err with errno set to err. */
+__attribute__((format(printf, 2, 3)))
+static int fail(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	errno = err;
+	return -err;
+}
+
+/* ---- time ---------------------------------------------------------------- */
+
+static struct timespec deadline_in(int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
+/* Milliseconds left before the deadline, rounded up; 0 once it passed. */
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long long ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ns = (deadline->tv_sec - now.tv_sec) * 1000000000LL + (deadline->tv_nsec - now.tv_nsec);
+	return ns <= 0 ? 0 : (int)((ns + 999999) / 1000000);
+}
+
+/* 0 when fd is ready for events (or hung up), -ETIMEDOUT at the deadline. */
+static int wait_fd(int fd, short events, const struct timespec *deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n;
+
+	do
+		n = poll(&p, 1, ms_left(deadline));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n ? 0 : -ETIMEDOUT;
+}
+
+/* ---- locking ------------------------------------------------------------- */
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&channel_mutex);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&channel_mutex);
+}
+
+static void atfork_child(void)
+{
+	fork_generation++;
+	pthread_mutex_unlock(&channel_mutex);
+}
+
+static void atfork_register(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/*
+ * Take the record lock on the ctl pipe.  F_SETLKW could wait forever behind
+ * a process stopped while it holds the lock; retrying F_SETLK after short,
+ * growing pauses (20 us to 1.3 ms) keeps the call's timeout.  A holder keeps
+ * the lock for one round trip only.
+ */
+static int channel_lock(struct perfgate *pg, const struct timespec *deadline)
+{
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct timespec pause = { 0, 20000 };
+
+	while (fcntl(pg->ctl_fd, F_SETLK, &lock) < 0) {
+		if (errno != EAGAIN && errno != EACCES)
+			return fail(errno, "cannot lock the control channel: %s", strerror(errno));
+		if (!ms_left(deadline))
+			return fail(ETIMEDOUT, "timed out after %d ms: another process kept "
+				    "the control channel busy", pg->timeout_ms);
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 1000000)
+			pause.tv_nsec *= 2;
+	}
+	return 0;
+}
+
+static void channel_unlock(struct perfgate *pg)
+{
+	struct flock lock = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+	fcntl(pg->ctl_fd, F_SETLK, &lock);
+}
+
+/* ---- one command, one reply ---------------------------------------------- */
+
+/*
+ * write() without SIGPIPE: a program must not die because its agent exited.
+ * SIGPIPE is blocked in this thread around the write and, if the write
+ * raised it, taken back off the queue (unless one was pending already).
+ */
+static ssize_t write_nosigpipe(int fd, const void *data, size_t len)
+{
+	sigset_t pipe_set, old, pending;
+	struct timespec zero = { 0, 0 };
+	bool was_pending;
+	ssize_t n;
+	int err;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	n = write(fd, data, len);
+	err = errno;
+	if (n < 0 && err == EPIPE && !was_pending)
+		sigtimedwait(&pipe_set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return n;
+}
+
+/*
+ * Write "line\n".  Callers keep lines under PIPE_BUF bytes, so on a pipe or
+ * FIFO the kernel writes each in one piece or not at all: no other writer's
+ * bytes can land inside a command, and a timeout never leaves half of one.
+ */
+static int write_line(struct perfgate *pg, const char *line, const struct timespec *deadline)
+{
+	char out[PIPE_BUF];
+	size_t len = strlen(line), done = 0;
+	ssize_t n;
+	int rc;
+
+	memcpy(out, line, len);
+	out[len++] = '\n';
+	while (done < len) {
+		n = write_nosigpipe(pg->ctl_fd, out + done, len - done);
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EPIPE)
+			return fail(EPIPE, "the agent is gone: nobody reads its control channel");
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return fail(errno, "cannot write to the agent: %s", strerror(errno));
+		rc = wait_fd(pg->ctl_fd, POLLOUT, deadline);
+		if (rc == -ETIMEDOUT)
+			return fail(ETIMEDOUT, "timed out after %d ms: the agent does not read "
+				    "its control channel", pg->timeout_ms);
+		if (rc)
+			return fail(-rc, "cannot wait for the control channel: %s", strerror(-rc));
+	}
+	return 0;
+}
+
+static void buf_drop(struct perfgate *pg, size_t n)
+{
+	memmove(pg->buf, pg->buf + n, pg->len - n);
+	pg->len -= n;
+}
+
+/*
+ * Read until pg->buf starts with a whole reply line; *len is its length,
+ * without the '\n'.  The NUL that follows each reply on the wire
+ * ("ack\n\0", perf's framing) is dropped when it starts the buffer.
+ */
+static int read_line(struct perfgate *pg, const struct timespec *deadline, size_t *len)
+{
+	char *nl;
+	size_t nuls;
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		for (nuls = 0; nuls < pg->len && pg->buf[nuls] == '\0'; nuls++)
+			;
+		buf_drop(pg, nuls);
+		nl = memchr(pg->buf, '\n', pg->len);
+		if (nl) {
+			*len = (size_t)(nl - pg->buf);
+			return 0;
+		}
+		if (pg->len == sizeof(pg->buf)) {
+			pg->len = 0;
+			return fail(EPROTO, "reply from the agent longer than %zu bytes", sizeof(pg->buf));
+		}
+		n = read(pg->ack_fd, pg->buf + pg->len, sizeof(pg->buf) - pg->len);
+		if (n > 0) {
+			pg->len += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return fail(ECONNRESET, "the agent is gone: its reply channel was closed");
+		if (errno != EAGAIN && errno != EINTR)
+			return fail(errno, "cannot read from the agent: %s", strerror(errno));
+		rc = wait_fd(pg->ack_fd, POLLIN, deadline);
+		if (rc == -ETIMEDOUT)
+			return fail(ETIMEDOUT, "timed out after %d ms waiting for the agent's reply",
+				    pg->timeout_ms);
+		if (rc)
+			return fail(-rc, "cannot wait for the agent's reply: %s", strerror(-rc));
+	}
+}
+
+static void copy_text(char *dst, size_t size, const char *text, size_t len)
+{
+	if (!dst || !size)
+		return;
+	if (len >= size)
+		len = size - 1;
+	memcpy(dst, text, len);
+	dst[len] = '\0';
+}
+
+/* Turn a reply line into the call's result: its payload goes to reply. */
+static int reply_use(const char *line, size_t len, char *reply, size_t reply_size)
+{
+	const char *text;
+	size_t text_len;
+	bool ok;
+
+	if (ctl_reply_parse(line, len, &ok, &text, &text_len))
+		return fail(EPROTO, "malformed reply from the agent: '%.*s'",
+			    (int)(len < 80 ? len : 80), line);
+	copy_text(reply, reply_size, text, text_len);
+	if (!ok)
+		return fail(EREMOTEIO, "agent: %.*s", (int)text_len, text);
+	if (reply && text_len >= reply_size)
+		return fail(ENOBUFS, "the reply needs %zu bytes, the buffer has %zu "
+			    "(the command itself succeeded)", text_len + 1, reply_size);
+	return 0;
+}
+
+/*
+ * Write a command and read replies until none is owed: replies to commands
+ * that timed out earlier come first on the wire and are dropped, so a late
+ * reply is never taken for this command's.
+ */
+static int round_trip(struct perfgate *pg, const char *line, char *reply, size_t reply_size,
+		      const struct timespec *deadline)
+{
+	size_t len = 0;
+	int rc;
+
+	if (pg->generation != fork_generation) {
+		/* Forked: what the parent is owed and has buffered is its own. */
+		pg->generation = fork_generation;
+		pg->owed = 0;
+		pg->len = 0;
+	}
+	rc = write_line(pg, line, deadline);
+	if (rc)
+		return rc;
+	pg->owed++;
+	while (pg->owed) {
+		rc = read_line(pg, deadline, &len);
+		if (rc)
+			return rc;
+		if (--pg->owed == 0)
+			rc = reply_use(pg->buf, len, reply, reply_size);
+		buf_drop(pg, len + 1);
+	}
+	return rc;
+}
+
+/* One command and its reply, alone on the channel. */
+static int exchange(struct perfgate *pg, const char *line, char *reply, size_t reply_size)
+{
+	struct timespec deadline = deadline_in(pg->timeout_ms);
+	int rc;
+
+	rc = pthread_mutex_clocklock(&channel_mutex, CLOCK_MONOTONIC, &deadline);
+	if (rc == ETIMEDOUT)
+		return fail(rc, "timed out after %d ms: another thread kept the control "
+			    "channel busy", pg->timeout_ms);
+	if (rc)
+		return fail(rc, "cannot take the channel mutex: %s", strerror(rc));
+	rc = channel_lock(pg, &deadline);
+	if (!rc) {
+		rc = round_trip(pg, line, reply, reply_size, &deadline);
+		channel_unlock(pg);
+	}
+	pthread_mutex_unlock(&channel_mutex);
+	if (rc)
+		errno = -rc;	/* unlocking may have changed it */
+	return rc;
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+/* Fields a caller built against an older header did not have read as def. */
+#define OPTS_HAS(o, f) ((o) && (o)->sz >= offsetof(struct perfgate_opts, f) + sizeof((o)->f))
+#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
+
+/* A caller built against a newer header may pass a bigger struct, as long
+ * as the fields this library does not know are zero. */
+static bool opts_valid(const struct perfgate_opts *opts)
+{
+	if (opts->sz < sizeof(opts->sz))
+		return false;
+	for (size_t i = sizeof(*opts); i < opts->sz; i++)
+		if (((const char *)opts)[i])
+			return false;
+	return true;
+}
+
+static int parse_int(const char *text, int *value)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 0 || v > INT_MAX)
+		return -1;
+	*value = (int)v;
+	return 0;
+}
+
+/*
+ * Our own fd on the caller's pipe.  A pipe or FIFO is reopened through
+ * /proc, which makes a new open file description: ours can be non-blocking
+ * without changing the caller's (a shell script reading the same pipe would
+ * see EAGAIN).  Anything else is duplicated and made non-blocking.
+ */
+static int reopen_fd(int fd, int mode, const char *what)
+{
+	char path[40];
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL), nfd;
+
+	if (flags < 0 || fstat(fd, &st) < 0)
+		return fail(EBADF, "%s: fd %d is not open", what, fd);
+	if ((flags & O_ACCMODE) != mode && (flags & O_ACCMODE) != O_RDWR)
+		return fail(EBADF, "%s: fd %d is not open for %s", what, fd,
+			    mode == O_WRONLY ? "writing" : "reading");
+	if (S_ISFIFO(st.st_mode)) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		nfd = open(path, mode | O_NONBLOCK | O_CLOEXEC);
+		if (nfd >= 0)
+			return nfd;
+		if (errno == ENXIO)
+			return fail(ENXIO, "%s: nobody reads fd %d: is the agent running?", what, fd);
+	}
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (nfd < 0)
+		return fail(errno, "%s: cannot use fd %d: %s", what, fd, strerror(errno));
+	fcntl(nfd, F_SETFL, flags | O_NONBLOCK);
+	return nfd;
+}
+
+/* A FIFO by path: not through a symbolic link, and it must be a FIFO. */
+static int open_fifo(const char *path, int mode, const char *what)
+{
+	struct stat st;
+	int fd = open(path, mode | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW), err = errno;
+
+	if (fd < 0)
+		return fail(err, "cannot open the %s FIFO '%s': %s%s", what, path, strerror(err),
+			    err == ENXIO ? " (no agent reads it: start perfgate --control fifo:...)" :
+			    err == ELOOP ? " (it is a symbolic link: give the FIFO itself)" : "");
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+		close(fd);
+		return fail(EINVAL, "the %s path '%s' is not a FIFO", what, path);
+	}
+	return fd;
+}
+
+/* The ack side is opened first: the error path then never closes a ctl fd,
+ * which would drop a record lock another handle of ours holds on it. */
+static int connect_fds(struct perfgate *pg, int ctl_fd, int ack_fd, const char *what)
+{
+	pg->ack_fd = reopen_fd(ack_fd, O_RDONLY, what);
+	if (pg->ack_fd < 0)
+		return pg->ack_fd;
+	pg->ctl_fd = reopen_fd(ctl_fd, O_WRONLY, what);
+	return pg->ctl_fd < 0 ? pg->ctl_fd : 0;
+}
+
+static int connect_paths(struct perfgate *pg, const char *ctl_path, const char *ack_path)
+{
+	pg->ack_fd = open_fifo(ack_path, O_RDONLY, "ack");
+	if (pg->ack_fd < 0)
+		return pg->ack_fd;
+	pg->ctl_fd = open_fifo(ctl_path, O_WRONLY, "ctl");
+	return pg->ctl_fd < 0 ? pg->ctl_fd : 0;
+}
+
+/* The channel the agent exports to its workload; none at all means inert. */
+static int connect_env(struct perfgate *pg)
+{
+	const char *ctl = getenv("PERFGATE_CTL_FD"), *ack = getenv("PERFGATE_ACK_FD");
+	int ctl_fd, ack_fd;
+
+	if ((!ctl || !*ctl) && (!ack || !*ack)) {
+		pg->inert = true;
+		return 0;
+	}
+	if (!ctl || !ack || parse_int(ctl, &ctl_fd) || parse_int(ack, &ack_fd))
+		return fail(EINVAL, "PERFGATE_CTL_FD ('%s') and PERFGATE_ACK_FD ('%s') must both "
+			    "be file descriptor numbers", ctl ? ctl : "", ack ? ack : "");
+	return connect_fds(pg, ctl_fd, ack_fd, "PERFGATE_CTL_FD/PERFGATE_ACK_FD");
+}
+
+static int connect_opts(struct perfgate *pg, const struct perfgate_opts *opts)
+{
+	const char *ctl_path = OPTS_GET(opts, ctl_path, NULL);
+	const char *ack_path = OPTS_GET(opts, ack_path, NULL);
+	int ctl_fd = OPTS_GET(opts, ctl_fd, -1), ack_fd = OPTS_GET(opts, ack_fd, -1);
+
+	if (ctl_path || ack_path) {
+		if (!ctl_path || !ack_path || ctl_fd >= 0 || ack_fd >= 0)
+			return fail(EINVAL, "give both ctl_path and ack_path, and no fds with them");
+		return connect_paths(pg, ctl_path, ack_path);
+	}
+	if (ctl_fd >= 0 || ack_fd >= 0) {
+		if (ctl_fd < 0 || ack_fd < 0)
+			return fail(EINVAL, "give both ctl_fd and ack_fd");
+		return connect_fds(pg, ctl_fd, ack_fd, "opts");
+	}
+	return connect_env(pg);
+}
+
+static int timeout_from(const struct perfgate_opts *opts, int *ms)
+{
+	const char *env = getenv("PERFGATE_TIMEOUT_MS");
+
+	*ms = OPTS_GET(opts, timeout_ms, 0);
+	if (*ms < 0)
+		return fail(EINVAL, "timeout_ms (%d) is negative", *ms);
+	if (!*ms && env && *env && (parse_int(env, ms) || *ms == 0))
+		return fail(EINVAL, "PERFGATE_TIMEOUT_MS ('%s') is not a positive number of "
+			    "milliseconds", env);
+	if (!*ms)
+		*ms = PERFGATE_TIMEOUT_MS_DEFAULT;
+	return 0;
+}
+
+int perfgate_open(struct perfgate **pgp, const struct perfgate_opts *opts)
+{
+	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+	struct perfgate *pg;
+	int rc;
+
+	if (!pgp)
+		return fail(EINVAL, "perfgate_open: pg is NULL");
+	*pgp = NULL;
+	if (opts && !opts_valid(opts))
+		return fail(EINVAL, "perfgate_open: opts->sz (%zu) does not fit this library's "
+			    "struct perfgate_opts (start from PERFGATE_OPTS_INIT)", opts->sz);
+	pthread_once(&atfork_once, atfork_register);
+	pg = calloc(1, sizeof(*pg));
+	if (!pg)
+		return fail(ENOMEM, "perfgate_open: out of memory");
+	pg->ctl_fd = pg->ack_fd = -1;
+	pg->generation = fork_generation;
+	rc = connect_opts(pg, opts);
+	if (!rc && !pg->inert)
+		rc = timeout_from(opts, &pg->timeout_ms);
+	if (rc) {
+		perfgate_close(pg);
+		errno = -rc;
+		return rc;
+	}
+	*pgp = pg;
+	return 0;
+}
+
+/* ---- the process's default handle ---------------------------------------- */
+
+static struct perfgate *default_pg;
+static int default_err;
+static char default_msg[sizeof(last_error)];
+
+static void default_open(void)
+{
+	default_err = perfgate_open(&default_pg, NULL);
+	if (default_err)
+		snprintf(default_msg, sizeof(default_msg), "%s", last_error);
+}
+
+struct perfgate *perfgate_default(void)
+{
+	static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&default_once, default_open);
+	if (!default_pg)
+		fail(-default_err, "%s", default_msg);
+	return default_pg;
+}
+
+void perfgate_close(struct perfgate *pg)
+{
+	if (!pg || pg == default_pg)
+		return;
+	/* Closing an fd of the ctl pipe drops this process's record lock on
+	 * it: wait until no thread is using a channel. */
+	pthread_mutex_lock(&channel_mutex);
+	if (pg->ctl_fd >= 0)
+		close(pg->ctl_fd);
+	if (pg->ack_fd >= 0)
+		close(pg->ack_fd);
+	pthread_mutex_unlock(&channel_mutex);
+	free(pg);
+}
+
+bool perfgate_is_inert(const struct perfgate *pg)
+{
+	return pg && pg->inert;
+}
+
+/* ---- commands ------------------------------------------------------------ */
+
+int perfgate_command(struct perfgate *pg, const char *line, char *reply, size_t reply_size)
+{
+	if (reply && reply_size)
+		reply[0] = '\0';
+	if (!pg)
+		return fail(EINVAL, "no perfgate handle (did perfgate_open() or "
+			    "perfgate_default() fail?)");
+	if (pg->inert)
+		return 0;
+	if (!line || !*line || strchr(line, '\n') || strlen(line) >= PIPE_BUF)
+		return fail(EINVAL, "a command is one non-empty line of fewer than %d bytes",
+			    PIPE_BUF);
+	return exchange(pg, line, reply, reply_size);
+}
+
+int perfgate_enable(struct perfgate *pg)
+{
+	return perfgate_command(pg, "enable", NULL, 0);
+}
+
+int perfgate_disable(struct perfgate *pg)
+{
+	return perfgate_command(pg, "disable", NULL, 0);
+}
+
+int perfgate_ping(struct perfgate *pg)
+{
+	return perfgate_command(pg, "ping", NULL, 0);
+}
+
+/* The agent's rule, checked here so a bad name fails before any I/O. */
+static bool name_valid(const char *name)
+{
+	size_t len = name ? strnlen(name, CTL_NAME_MAX + 1) : 0;
+
+	return len > 0 && len <= CTL_NAME_MAX &&
+	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			    "0123456789_.:-") == len;
+}
+
+static int window_command(struct perfgate *pg, const char *verb, const char *name,
+			  char *json, size_t json_size)
+{
+	char line[32 + CTL_NAME_MAX];
+
+	if (!pg || pg->inert)
+		return perfgate_command(pg, NULL, json, json_size);
+	if (json && json_size)
+		json[0] = '\0';
+	if (!name_valid(name))
+		return fail(EINVAL, "bad window name '%.*s': give 1 to %d of A-Z a-z 0-9 _ . : -",
+			    CTL_NAME_MAX + 1, name ? name : "(null)", CTL_NAME_MAX);
+	snprintf(line, sizeof(line), "window %s %s", verb, name);
+	return exchange(pg, line, json, json_size);
+}
+
+int perfgate_window_begin(struct perfgate *pg, const char *name)
+{
+	return window_command(pg, "begin", name, NULL, 0);
+}
+
+int perfgate_window_end(struct perfgate *pg, const char *name, char *json, size_t json_size)
+{
+	return window_command(pg, "end", name, json, json_size);
+}

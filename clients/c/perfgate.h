@@ -1,0 +1,76 @@
+/*
+ * perfgate.h: libperfgate, the C client of the perfgate measurement agent.
+ *
+ * A program marks its own phases ("window begin parse" ... "window end
+ * parse") and opens or closes the agent's default window over the control
+ * channel the agent gives it.  Without an agent the handle is inert: every
+ * call returns 0 and does nothing, so the same binary runs with and without
+ * perfgate.  See libperfgate(3).
+ *
+ * Conventions (as libbpf's): functions return 0 or a negative errno and also
+ * set errno; perfgate_last_error() gives a readable message for the last
+ * failing call of the calling thread.
+ */
+#ifndef PERFGATE_H
+#define PERFGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Room for any reply payload the agent sends (its longest reply line). */
+#define PERFGATE_REPLY_MAX 4352
+
+/* Default time a call waits for its reply, in milliseconds. */
+#define PERFGATE_TIMEOUT_MS_DEFAULT 5000
+
+struct perfgate;
+
+/*
+ * How to reach the agent.  Give a FIFO pair by path, or a descriptor pair,
+ * or nothing (all unset, or opts == NULL) to use the channel the agent
+ * exports to its workload (PERFGATE_CTL_FD / PERFGATE_ACK_FD).  Always start
+ * from PERFGATE_OPTS_INIT: it sets sz (so a library newer than the caller's
+ * header knows which fields exist) and marks the descriptors unset (-1).
+ */
+struct perfgate_opts {
+	size_t sz;		/* sizeof(struct perfgate_opts) */
+	int ctl_fd;		/* commands are written here (-1: unset) */
+	int ack_fd;		/* replies are read here (-1: unset) */
+	const char *ctl_path;	/* FIFO the agent reads commands from */
+	const char *ack_path;	/* FIFO the agent writes replies to */
+	int timeout_ms;		/* per call; 0: PERFGATE_TIMEOUT_MS or 5000 */
+	size_t :0;
+};
+
+#define PERFGATE_OPTS_INIT { .sz = sizeof(struct perfgate_opts), .ctl_fd = -1, .ack_fd = -1 }
+
+int perfgate_open(struct perfgate **pg, const struct perfgate_opts *opts);
+void perfgate_close(struct perfgate *pg);
+bool perfgate_is_inert(const struct perfgate *pg);
+
+/* The process's shared handle, opened from the environment on first use;
+ * NULL (errno set) when that failed.  Never close it. */
+struct perfgate *perfgate_default(void);
+
+int perfgate_enable(struct perfgate *pg);
+int perfgate_disable(struct perfgate *pg);
+int perfgate_ping(struct perfgate *pg);
+int perfgate_window_begin(struct perfgate *pg, const char *name);
+/* json (may be NULL) gets the reply's JSON object: this call's counts and
+ * the window's totals. */
+int perfgate_window_end(struct perfgate *pg, const char *name, char *json, size_t json_size);
+/* Any command line (without its '\n'); reply (may be NULL) gets the text
+ * after "ack " or "err ". */
+int perfgate_command(struct perfgate *pg, const char *line, char *reply, size_t reply_size);
+
+const char *perfgate_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,790 @@
+/*
+ * test_client: libperfgate, alone and against the real agent.
+ *
+ * The first part needs no agent: inert mode, option checks, and a fake
+ * agent made of pipes this test holds (timeouts, late, malformed and err
+ * replies, a gone agent, the cross-process lock).  The second part runs
+ * this binary again under the agent named by $PERFGATE:
+ *
+ *   $PERFGATE -D -1 -x, -o DIR/MODE.csv --json-file DIR/MODE.json \
+ *             -e syscalls:sys_enter_getppid -- <this binary> --child MODE DIR/MODE.res
+ *
+ * The child makes known numbers of getppid() calls inside and outside its
+ * windows and writes one line per check to MODE.res ("1 what" or
+ * "0 what\tdetail"); the parent turns those lines into TAP points and also
+ * checks the agent's report.  Synchronisation is by replies, barriers and
+ * pipes, never by sleeping; alarm() turns a hang into a failure.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clients/c/perfgate.h"
+#include "tests/unit/tap.h"
+
+#define EV "syscalls:sys_enter_getppid"
+#define NTHREADS 4
+
+static void getppid_n(int n)
+{
+	for (int i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+/* The number after "key": (spaces allowed) at or after the first `from` in
+ * text; -1 when absent or not a number (null). */
+static long long json_num(const char *text, const char *from, const char *key)
+{
+	char pat[128];
+	const char *p = from ? strstr(text, from) : text;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = p ? strstr(p, pat) : NULL;
+	if (!p)
+		return -1;
+	for (p += strlen(pat); *p == ' '; p++)
+		;
+	return isdigit((unsigned char)*p) ? strtoll(p, NULL, 10) : -1;
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[1 << 16];
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* The count of EVENT in a -x, report: -1 when absent, -2 when not counted. */
+static long long csv_count(const char *path, const char *event)
+{
+	char *text = slurp(path), *line, *save = NULL, *field;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		field = strchr(line, ',');
+		field = field ? strchr(field + 1, ',') : NULL;
+		if (!field || strncmp(field + 1, event, strlen(event)) ||
+		    field[1 + strlen(event)] != ',')
+			continue;
+		return isdigit((unsigned char)line[0]) ? strtoll(line, NULL, 10) : -2;
+	}
+	return -1;
+}
+
+/* The count of the window view named NAME in a --json-file document. */
+static long long json_file_window_count(const char *path, const char *name)
+{
+	char pat[128];
+	const char *text = slurp(path), *p;
+
+	snprintf(pat, sizeof(pat), "\"window\": \"%s\"", name);
+	p = strstr(text, pat);
+	return p ? json_num(p, NULL, "count") : -1;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static bool pipe_empty(int fd)
+{
+	char c;
+	int flags = fcntl(fd, F_GETFL);
+	ssize_t n;
+
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	n = read(fd, &c, 1);
+	fcntl(fd, F_SETFL, flags);
+	return n < 0 && errno == EAGAIN;
+}
+
+static void put(int fd, const char *text, size_t len)
+{
+	if (write(fd, text, len) != (ssize_t)len)
+		perror("write");
+}
+
+/* ---- part 1: no agent ---------------------------------------------------- */
+
+static void test_inert(void)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct perfgate *pg = NULL;
+	char json[64] = "junk";
+
+	unsetenv("PERFGATE_CTL_FD");
+	unsetenv("PERFGATE_ACK_FD");
+	is_int(perfgate_open(&pg, NULL), 0, "inert: open without an agent succeeds");
+	ok(pg && perfgate_is_inert(pg), "inert: the handle is inert");
+	is_int(perfgate_enable(pg), 0, "inert: enable returns 0");
+	is_int(perfgate_disable(pg), 0, "inert: disable returns 0");
+	is_int(perfgate_ping(pg), 0, "inert: ping returns 0");
+	is_int(perfgate_window_begin(pg, "parse"), 0, "inert: window begin returns 0");
+	is_int(perfgate_window_end(pg, "parse", json, sizeof(json)), 0, "inert: window end returns 0");
+	is_str(json, "", "inert: window end leaves an empty payload");
+	is_int(perfgate_command(pg, "anything at all", NULL, 0), 0, "inert: a raw command returns 0");
+	perfgate_close(pg);
+	is_int(perfgate_open(&pg, &opts), 0, "inert: open with empty opts reads the environment");
+	ok(perfgate_is_inert(pg), "inert: ... and is inert too");
+	perfgate_close(pg);
+	ok(perfgate_default() && perfgate_is_inert(perfgate_default()),
+	   "inert: the default handle is inert");
+	is_int(perfgate_window_begin(perfgate_default(), "x"), 0, "inert: default handle calls return 0");
+}
+
+static void test_opts(void)
+{
+	struct { struct perfgate_opts o; char more[8]; } big = { PERFGATE_OPTS_INIT, { 0 } };
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct perfgate *pg = NULL;
+
+	opts.sz = 1;
+	is_int(perfgate_open(&pg, &opts), -EINVAL, "opts: a too small sz is refused");
+	ok(pg == NULL && errno == EINVAL, "opts: ... with errno EINVAL and no handle");
+	big.o.sz = sizeof(big);
+	is_int(perfgate_open(&pg, &big.o), 0, "opts: a newer caller's bigger struct, zero tail, is fine");
+	perfgate_close(pg);
+	big.more[3] = 1;
+	is_int(perfgate_open(&pg, &big.o), -EINVAL, "opts: ... but not with unknown fields set");
+	opts = (struct perfgate_opts)PERFGATE_OPTS_INIT;
+	opts.ctl_fd = 1;
+	is_int(perfgate_open(&pg, &opts), -EINVAL, "opts: ctl_fd without ack_fd is refused");
+	setenv("PERFGATE_CTL_FD", "12x", 1);
+	setenv("PERFGATE_ACK_FD", "13", 1);
+	is_int(perfgate_open(&pg, NULL), -EINVAL, "env: a malformed PERFGATE_CTL_FD is refused");
+	ok(strstr(perfgate_last_error(), "PERFGATE_CTL_FD") != NULL, "env: ... and the message says so");
+	setenv("PERFGATE_CTL_FD", "999", 1);
+	setenv("PERFGATE_ACK_FD", "998", 1);
+	is_int(perfgate_open(&pg, NULL), -EBADF, "env: fds that are not open are refused");
+	unsetenv("PERFGATE_CTL_FD");
+	unsetenv("PERFGATE_ACK_FD");
+}
+
+/* A fake agent: pipes whose far ends this test holds and answers (or not). */
+struct fake {
+	int ctl[2], ack[2];
+	struct perfgate *pg;
+};
+
+static int fake_open(struct fake *f, int timeout_ms)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+
+	if (pipe(f->ctl) || pipe(f->ack))
+		return -1;
+	opts.ctl_fd = f->ctl[1];
+	opts.ack_fd = f->ack[0];
+	opts.timeout_ms = timeout_ms;
+	return perfgate_open(&f->pg, &opts);
+}
+
+static void fake_close(struct fake *f)
+{
+	perfgate_close(f->pg);
+	for (int i = 0; i < 2; i++) {
+		close(f->ctl[i]);
+		close(f->ack[i]);
+	}
+}
+
+static void test_fake_agent(void)
+{
+	struct fake f;
+	struct timespec t0;
+	char reply[64], got[64];
+	ssize_t n;
+	int rc;
+
+	is_int(fake_open(&f, 200), 0, "fake: open on explicit fds");
+	ok(!perfgate_is_inert(f.pg), "fake: the handle is live");
+
+	is_int(perfgate_window_begin(f.pg, "has space"), -EINVAL, "name: a space is refused locally");
+	ok(errno == EINVAL && strstr(perfgate_last_error(), "bad window name"),
+	   "name: ... errno EINVAL and a message");
+	is_int(perfgate_window_begin(f.pg, ""), -EINVAL, "name: empty is refused");
+	is_int(perfgate_window_end(f.pg, "a/b", NULL, 0), -EINVAL, "name: '/' is refused");
+	is_int(perfgate_window_begin(f.pg, NULL), -EINVAL, "name: NULL is refused");
+	is_int(perfgate_window_begin(f.pg, "x1234567890123456789012345678901234567890123456789012345678901234"),
+	       -EINVAL, "name: 65 bytes is refused");
+	is_int(perfgate_command(f.pg, "ping\nping", NULL, 0), -EINVAL, "command: two lines are refused");
+	ok(pipe_empty(f.ctl[0]), "refused calls wrote nothing");
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = perfgate_ping(f.pg);
+	is_int(rc, -ETIMEDOUT, "timeout: an unanswered ping times out");
+	ok(ms_since(&t0) >= 190 && ms_since(&t0) < 1000, "timeout: ... after about 200 ms");
+	ok(errno == ETIMEDOUT && strstr(perfgate_last_error(), "timed out"),
+	   "timeout: errno ETIMEDOUT and a message");
+	n = read(f.ctl[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	is_str(got, "ping\n", "timeout: the command was sent as one line");
+
+	/* The late reply to that ping and the reply to the next command are both
+	 * waiting: the late one must be skipped, not taken for the next one's. */
+	put(f.ack[1], "ack\n\0ack {\"x\":1}\n\0", 18);
+	is_int(perfgate_command(f.pg, "hello", reply, sizeof(reply)), 0, "late reply: next command succeeds");
+	is_str(reply, "{\"x\":1}", "late reply: ... and gets its own reply, not the late one");
+	put(f.ack[1], "err nope, not today\n\0", 21);
+	is_int(perfgate_ping(f.pg), -EREMOTEIO, "err: an err reply gives -EREMOTEIO");
+	is_str(perfgate_last_error(), "agent: nope, not today", "err: last_error holds the agent's reason");
+	put(f.ack[1], "hello there\n", 12);
+	is_int(perfgate_ping(f.pg), -EPROTO, "malformed: a reply that is not ack/err gives -EPROTO");
+	put(f.ack[1], "ack 0123456789\n\0", 16);
+	is_int(perfgate_command(f.pg, "x", reply, 5), -ENOBUFS, "small buffer: -ENOBUFS");
+	is_str(reply, "0123", "small buffer: ... with the payload truncated");
+
+	close(f.ctl[0]);
+	f.ctl[0] = -1;
+	is_int(perfgate_ping(f.pg), -EPIPE, "gone: no reader on ctl gives -EPIPE (and no SIGPIPE death)");
+	fake_close(&f);
+
+	fake_open(&f, 5000);
+	close(f.ack[1]);
+	f.ack[1] = -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	is_int(perfgate_ping(f.pg), -ECONNRESET, "gone: a closed reply channel gives -ECONNRESET");
+	ok(ms_since(&t0) < 1000, "gone: ... at once, not after the timeout");
+	fake_close(&f);
+}
+
+/* Another process holds the record lock: our call must wait, not write,
+ * and time out; once the lock is released the call goes through. */
+static void test_process_lock(void)
+{
+	struct fake f;
+	int ready[2], release[2], status;
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char c;
+	pid_t pid;
+
+	fake_open(&f, 200);
+	if (pipe(ready) || pipe(release))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		if (fcntl(f.ctl[1], F_SETLK, &lock) < 0)
+			_exit(1);
+		put(ready[1], "r", 1);
+		_exit(read(release[0], &c, 1) == 1 ? 0 : 2);
+	}
+	ok(read(ready[0], &c, 1) == 1, "lock: another process holds the channel lock");
+	is_int(perfgate_ping(f.pg), -ETIMEDOUT, "lock: our call waits for it and times out");
+	ok(strstr(perfgate_last_error(), "another process"), "lock: ... saying another process held it");
+	ok(pipe_empty(f.ctl[0]), "lock: ... without writing its command");
+	put(release[1], "x", 1);
+	waitpid(pid, &status, 0);
+	is_int(status, 0, "lock: the holder released it and exited");
+	put(f.ack[1], "ack\n\0", 5);
+	is_int(perfgate_ping(f.pg), 0, "lock: once free, the call goes through");
+	fake_close(&f);
+	close(ready[0]);
+	close(ready[1]);
+	close(release[0]);
+	close(release[1]);
+}
+
+static void test_fifo_paths(const char *dir)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct perfgate *pg = NULL;
+	char ctl[256], ack[256], link[256], file[256];
+	int hold_ctl, hold_ack;
+
+	snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
+	snprintf(ack, sizeof(ack), "%s/ack", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(file, sizeof(file), "%s/file", dir);
+	if (mkfifo(ctl, 0600) || mkfifo(ack, 0600) || symlink(ctl, link) ||
+	    close(open(file, O_WRONLY | O_CREAT, 0600)))
+		perror("fifo set-up");
+	opts.ctl_path = ctl;
+	opts.ack_path = ack;
+	opts.timeout_ms = 200;
+	is_int(perfgate_open(&pg, &opts), -ENXIO, "fifo: nobody reading the ctl FIFO: -ENXIO");
+	ok(strstr(perfgate_last_error(), "no agent"), "fifo: ... and the message says no agent reads it");
+	/* An agent that holds both FIFOs open but never answers. */
+	hold_ctl = open(ctl, O_RDWR);
+	hold_ack = open(ack, O_RDWR);
+	opts.ctl_path = link;
+	is_int(perfgate_open(&pg, &opts), -ELOOP, "fifo: a symbolic link is refused");
+	opts.ctl_path = file;
+	is_int(perfgate_open(&pg, &opts), -EINVAL, "fifo: a regular file is refused");
+	opts.ctl_path = ctl;
+	is_int(perfgate_open(&pg, &opts), 0, "fifo: open by path with a reader present");
+	is_int(perfgate_window_begin(pg, "w"), -ETIMEDOUT, "fifo: unanswered: -ETIMEDOUT");
+	perfgate_close(pg);
+	close(hold_ctl);
+	close(hold_ack);
+}
+
+/* ---- part 2: under the agent (parent side) ------------------------------ */
+
+static const char *agent, *tmpdir;
+static char self[4096];
+
+static void path_of(char *out, size_t size, const char *mode, const char *ext)
+{
+	snprintf(out, size, "%s/%s.%s", tmpdir, mode, ext);
+}
+
+/* Run `--child MODE` under the agent and wait until the agent and every
+ * process holding `done` (the workload and its children) are gone.
+ * Returns the agent's wait status. */
+static int run_under_agent(const char *mode)
+{
+	char csv[512], json[512], res[512], c;
+	int done[2], status = -1;
+	pid_t pid;
+
+	path_of(csv, sizeof(csv), mode, "csv");
+	path_of(json, sizeof(json), mode, "json");
+	path_of(res, sizeof(res), mode, "res");
+	if (pipe(done))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(done[0]);
+		execl(agent, agent, "-D", "-1", "-x", ",", "-o", csv, "--json-file", json,
+		      "-e", EV, "--", self, "--child", mode, res, (char *)NULL);
+		_exit(127);
+	}
+	close(done[1]);
+	waitpid(pid, &status, 0);
+	while (read(done[0], &c, 1) > 0)
+		;
+	close(done[0]);
+	return status;
+}
+
+/* Replay the child's checks as TAP points; returns how many there were. */
+static int replay_results(const char *mode)
+{
+	char res[512], what[512], *line, *save = NULL, *detail;
+	int n = 0;
+
+	path_of(res, sizeof(res), mode, "res");
+	for (line = strtok_r(slurp(res), "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		detail = strchr(line, '\t');
+		if (detail)
+			*detail++ = '\0';
+		snprintf(what, sizeof(what), "%s: %s", mode, line + 2);
+		if (!ok(line[0] == '1', what) && detail)
+			printf("#   %s\n", detail);
+		n++;
+	}
+	return n;
+}
+
+static void agent_scenario(const char *mode, int want_checks)
+{
+	char what[128];
+	int status = run_under_agent(mode);
+
+	snprintf(what, sizeof(what), "%s: the agent ran the workload, exit status 0", mode);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, what);
+	snprintf(what, sizeof(what), "%s: the workload reported its %d checks", mode, want_checks);
+	is_int(replay_results(mode), want_checks, what);
+}
+
+static void report_is(const char *mode, const char *event, long long want)
+{
+	char csv[512], what[256];
+
+	path_of(csv, sizeof(csv), mode, "csv");
+	snprintf(what, sizeof(what), "%s: report -x line for %s is %lld", mode, event, want);
+	is_int(csv_count(csv, event), want, what);
+}
+
+/* ---- part 2: under the agent (workload side) ---------------------------- */
+
+#define R 50	/* rounds per thread */
+#define K 3	/* getppid calls per round */
+
+static int results_fd = -1;
+
+__attribute__((format(printf, 3, 4)))
+static bool check(bool cond, const char *what, const char *fmt, ...)
+{
+	char line[1024], detail[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "%d %s\t%s\n", cond, what, detail);
+	put(results_fd, line, strlen(line));
+	return cond;
+}
+
+#define check_int(got, want, what) do {						\
+	long long g_ = (got), w_ = (want);					\
+	check(g_ == w_, (what), "got %lld, want %lld (%s)", g_, w_,		\
+	      perfgate_last_error());						\
+} while (0)
+
+/* A window end reply names the window and gives the call number. */
+static bool reply_is(const char *json, const char *name, long long calls)
+{
+	char head[128];
+
+	snprintf(head, sizeof(head), "{\"window\":\"%s\",", name);
+	return !strncmp(json, head, strlen(head)) && json_num(json, NULL, "calls") == calls;
+}
+
+static void child_exact(struct perfgate *pg)
+{
+	char json[PERFGATE_REPLY_MAX];
+
+	getppid_n(3);
+	check_int(perfgate_window_begin(pg, "w"), 0, "window begin w");
+	getppid_n(5);
+	check_int(perfgate_window_end(pg, "w", json, sizeof(json)), 0, "window end w");
+	check(reply_is(json, "w", 1), "the end reply names w, calls 1", "%s", json);
+	check_int(json_num(json, "\"call\":", EV), 5, "the call counts exactly 5 getppid");
+	check_int(json_num(json, "\"total\":", EV), 5, "the total is 5");
+	getppid_n(7);
+	check_int(perfgate_window_begin(pg, "w"), 0, "window begin w again");
+	getppid_n(2);
+	check_int(perfgate_window_end(pg, "w", json, sizeof(json)), 0, "window end w again");
+	check(reply_is(json, "w", 2), "the second reply says calls 2", "%s", json);
+	check_int(json_num(json, "\"call\":", EV), 2, "the second call counts 2");
+	check_int(json_num(json, "\"total\":", EV), 7, "the total is now 7");
+	check_int(perfgate_enable(pg), 0, "enable");
+	getppid_n(11);
+	check_int(perfgate_disable(pg), 0, "disable");
+	check_int(perfgate_ping(pg), 0, "ping");
+}
+
+struct worker {
+	struct perfgate *pg;
+	pthread_barrier_t *barrier;
+	int id, failures;
+	char name[16], detail[PERFGATE_REPLY_MAX + 64];
+};
+
+/* R times {begin w; K getppid; end w}, all threads on the same name. */
+static void *worker_same_name(void *arg)
+{
+	struct worker *w = arg;
+	char json[PERFGATE_REPLY_MAX] = "";
+
+	pthread_barrier_wait(w->barrier);
+	for (int r = 0; r < R; r++) {
+		int b = perfgate_window_begin(w->pg, "w");
+
+		getppid_n(K);
+		if (b || perfgate_window_end(w->pg, "w", json, sizeof(json)) ||
+		    strncmp(json, "{\"window\":\"w\",", 14)) {
+			if (!w->failures++)
+				snprintf(w->detail, sizeof(w->detail), "round %d: begin %d, %s: %s",
+					 r, b, perfgate_last_error(), json);
+		}
+	}
+	return NULL;
+}
+
+/* Each thread its own window; barriers make every window open while every
+ * thread makes its calls, so each call of each window counts all of them. */
+static void *worker_own_name(void *arg)
+{
+	struct worker *w = arg;
+	char json[PERFGATE_REPLY_MAX];
+	const long long all = 1 + 2 + 3 + 4;
+
+	for (int r = 0; r < R; r++) {
+		int b = perfgate_window_begin(w->pg, w->name), e;
+
+		pthread_barrier_wait(w->barrier);
+		getppid_n(w->id + 1);
+		pthread_barrier_wait(w->barrier);
+		e = perfgate_window_end(w->pg, w->name, json, sizeof(json));
+		if (b || e || !reply_is(json, w->name, r + 1) ||
+		    json_num(json, "\"call\":", EV) != all ||
+		    json_num(json, "\"total\":", EV) != all * (r + 1)) {
+			if (!w->failures++)
+				snprintf(w->detail, sizeof(w->detail), "round %d: %d/%d %s: %s",
+					 r, b, e, perfgate_last_error(), json);
+		}
+	}
+	return NULL;
+}
+
+static void run_workers(struct perfgate *pg, void *(*fn)(void *))
+{
+	struct worker w[NTHREADS];
+	pthread_t tid[NTHREADS];
+	pthread_barrier_t barrier;
+	char what[64];
+
+	pthread_barrier_init(&barrier, NULL, NTHREADS);
+	for (int i = 0; i < NTHREADS; i++) {
+		w[i] = (struct worker){ .pg = pg, .barrier = &barrier, .id = i };
+		snprintf(w[i].name, sizeof(w[i].name), "n%d", i);
+		pthread_create(&tid[i], NULL, fn, &w[i]);
+	}
+	for (int i = 0; i < NTHREADS; i++) {
+		pthread_join(tid[i], NULL);
+		snprintf(what, sizeof(what), "thread %d: all %d begin/end pairs right", i, R);
+		check(w[i].failures == 0, what, "%d failures, first: %s", w[i].failures, w[i].detail);
+	}
+	pthread_barrier_destroy(&barrier);
+}
+
+static void child_threads(struct perfgate *pg)
+{
+	char json[PERFGATE_REPLY_MAX];
+
+	run_workers(pg, worker_same_name);
+	check_int(perfgate_window_begin(pg, "w"), 0, "a last, empty begin w");
+	check_int(perfgate_window_end(pg, "w", json, sizeof(json)), 0, "... and end w");
+	check_int(json_num(json, "\"total\":", EV), NTHREADS * R * K, "total is exactly 4*R*K");
+	check_int(json_num(json, NULL, "calls"), NTHREADS * R + 1, "calls is 4*R + 1");
+}
+
+static void child_names(struct perfgate *pg)
+{
+	run_workers(pg, worker_own_name);
+}
+
+/* N begin/end pairs on NAME; every reply must be this process's own. */
+static void fork_loop(struct perfgate *pg, const char *name, int n)
+{
+	char json[PERFGATE_REPLY_MAX], what[64], first[PERFGATE_REPLY_MAX + 64] = "";
+	int failures = 0;
+
+	for (int i = 0; i < n; i++) {
+		int b = perfgate_window_begin(pg, name);
+		int e = perfgate_window_end(pg, name, json, sizeof(json));
+
+		if ((b || e || !reply_is(json, name, i + 1)) && !failures++)
+			snprintf(first, sizeof(first), "pair %d: %d/%d %s: %s", i, b, e,
+				 perfgate_last_error(), json);
+	}
+	snprintf(what, sizeof(what), "process %s: %d pairs, every reply its own", name, n);
+	check(failures == 0, what, "%d failures, first: %s", failures, first);
+}
+
+static void child_fork(struct perfgate *pg)
+{
+	int go[2], status;
+	char c;
+	pid_t pid;
+
+	if (pipe(go))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		alarm(30);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		fork_loop(pg, "c", 300);
+		_exit(0);
+	}
+	close(go[0]);
+	put(go[1], "g", 1);	/* both start now */
+	fork_loop(pg, "p", 300);
+	waitpid(pid, &status, 0);
+	check_int(status, 0, "the forked child finished");
+}
+
+static volatile bool hammer_stop;
+
+static void *hammer(void *arg)
+{
+	struct perfgate *pg = arg;
+
+	while (!hammer_stop) {
+		perfgate_window_begin(pg, "t");
+		perfgate_window_end(pg, "t", NULL, 0);
+	}
+	return NULL;
+}
+
+/* Fork while another thread is in the middle of commands: the children must
+ * find the library usable (pthread_atfork), not stuck on a held mutex. */
+static void child_atfork(struct perfgate *pg)
+{
+	const int nforks = 20;
+	int good = 0, status;
+	pthread_t tid;
+	pid_t pid;
+
+	pthread_create(&tid, NULL, hammer, pg);
+	for (int i = 0; i < nforks; i++) {
+		pid = fork();
+		if (pid == 0) {
+			alarm(10);
+			_exit(perfgate_ping(perfgate_default()) == 0 ? 0 : 1);
+		}
+		waitpid(pid, &status, 0);
+		good += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	hammer_stop = true;
+	pthread_join(tid, NULL);
+	check_int(good, nforks, "children forked amid commands could ping");
+}
+
+static void child_errors(struct perfgate *pg)
+{
+	char reply[PERFGATE_REPLY_MAX], small[8];
+	const char *name64 = "n123456789012345678901234567890123456789012345678901234567890123";
+	int rc;
+
+	rc = perfgate_window_end(pg, "never-opened", NULL, 0);
+	check_int(rc, -EREMOTEIO, "end of a window never opened: -EREMOTEIO");
+	check(errno == EREMOTEIO, "... errno EREMOTEIO", "errno %d", errno);
+	check(strstr(perfgate_last_error(), "not open") != NULL, "... last_error says not open",
+	      "%s", perfgate_last_error());
+	check_int(perfgate_window_begin(pg, "bad name"), -EINVAL, "a bad name: -EINVAL");
+	check_int(perfgate_window_begin(pg, name64), 0, "a 64-byte name is accepted");
+	check_int(perfgate_window_end(pg, name64, NULL, 0), 0, "... and ended");
+	check_int(perfgate_command(pg, "hello", reply, sizeof(reply)), 0, "raw command: hello");
+	check(!strncmp(reply, "{\"protocol\":", 12), "... its reply is the JSON payload", "%s", reply);
+	check_int(perfgate_command(pg, "bogus", reply, sizeof(reply)), -EREMOTEIO, "raw: unknown command");
+	check(strstr(reply, "unknown command") != NULL, "... reply holds the reason", "%s", reply);
+	check_int(perfgate_command(pg, "window begin raw", NULL, 0), 0, "raw: window begin");
+	check_int(perfgate_window_end(pg, "raw", small, sizeof(small)), -ENOBUFS,
+		  "a too small buffer: -ENOBUFS");
+	check_int(perfgate_window_end(pg, "raw", NULL, 0), -EREMOTEIO,
+		  "... but the window was ended");
+	check_int(perfgate_ping(pg), 0, "the channel still works after errors");
+}
+
+/* The agent dies: calls fail at once with -EPIPE instead of hanging, and
+ * SIGPIPE does not kill us. */
+static void child_gone(struct perfgate *pg)
+{
+	struct timespec t0;
+	int rc;
+
+	check_int(perfgate_ping(pg), 0, "ping while the agent runs");
+	kill(getppid(), SIGKILL);
+	/* Whether the agent is dead yet or only dying, the call must see it:
+	 * the write finds no reader (-EPIPE), or the reply never comes and the
+	 * reply channel closes (-ECONNRESET). */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = perfgate_window_begin(pg, "w");
+	check(rc == -EPIPE || rc == -ECONNRESET, "agent killed: -EPIPE or -ECONNRESET",
+	      "got %d (%s)", rc, perfgate_last_error());
+	check(ms_since(&t0) < 1000, "... at once", "%ld ms", ms_since(&t0));
+}
+
+static int child_main(const char *mode, const char *results)
+{
+	static const struct { const char *mode; void (*fn)(struct perfgate *); } modes[] = {
+		{ "exact", child_exact }, { "threads", child_threads }, { "names", child_names },
+		{ "fork", child_fork }, { "atfork", child_atfork }, { "errors", child_errors },
+		{ "gone", child_gone },
+	};
+	struct perfgate *pg;
+
+	alarm(60);
+	results_fd = open(results, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (results_fd < 0)
+		return 3;
+	pg = perfgate_default();
+	if (!check(pg && !perfgate_is_inert(pg), "the default handle reaches the agent",
+		   "%s", perfgate_last_error()))
+		return 0;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(mode, modes[i].mode))
+			modes[i].fn(pg);
+	return 0;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static void test_agent(void)
+{
+	char json[512];
+
+	agent_scenario("exact", 14);
+	report_is("exact", EV "@w", 7);
+	report_is("exact", EV, 11);
+	path_of(json, sizeof(json), "exact", "json");
+	is_int(json_file_window_count(json, "w"), 7, "exact: --json-file view of w counts 7");
+
+	agent_scenario("threads", 1 + NTHREADS + 4);
+	report_is("threads", EV "@w", NTHREADS * R * K);
+
+	agent_scenario("names", 1 + NTHREADS);
+	for (int i = 0; i < NTHREADS; i++) {
+		char ev[64];
+
+		snprintf(ev, sizeof(ev), EV "@n%d", i);
+		report_is("names", ev, R * (1 + 2 + 3 + 4));
+	}
+
+	agent_scenario("fork", 4);
+	agent_scenario("atfork", 2);
+	agent_scenario("errors", 15);
+
+	run_under_agent("gone");
+	is_int(replay_results("gone"), 4, "gone: the workload reported its 4 checks");
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/test_client.XXXXXX";
+	ssize_t n;
+
+	if (argc == 4 && !strcmp(argv[1], "--child"))
+		return child_main(argv[2], argv[3]);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_DFL);	/* so "no SIGPIPE death" means something */
+	alarm(300);
+	agent = getenv("PERFGATE");
+	tmpdir = mkdtemp(dir);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (!tmpdir || n <= 0) {
+		perror("test_client set-up");
+		return 1;
+	}
+	test_inert();
+	test_opts();
+	test_fake_agent();
+	test_process_lock();
+	test_fifo_paths(tmpdir);
+	if (agent && *agent)
+		test_agent();
+	else
+		printf("ok %d # SKIP PERFGATE is not set: no tests against the agent\n", ++tap_count);
+	if (!tap_failed) {
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+		if (system(cmd))
+			perror("rm");
+	} else {
+		printf("# files kept in %s\n", tmpdir);
+	}
+	return tap_done();
+}
