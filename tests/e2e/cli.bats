@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# cli.bats: the command line, perf stat's options with perf's meaning, and
+# clear errors (naming what is wrong, non-zero exit, workload never started)
+# for bad input at start-up.
+
+load helpers
+
+# refused WHAT: the last run failed at start-up: non-zero exit, a message
+# naming WHAT on stderr, and the workload (marker "say ran") never ran.
+refused() {
+	[ "$status" -ne 0 ] || { show_run; fail "accepted; expected a refusal naming '$1'"; }
+	[ "$status" != 124 ] || { show_run; fail "hung instead of refusing"; }
+	grep -qF -- "$1" "$T/err" || { show_run; fail "the message does not name '$1'"; }
+	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
+}
+
+@test "an unknown option: non-zero exit, a message naming it" {
+	pg --no-such-option -e "$GETPPID" -- "$MARKER" say ran
+	refused no-such-option
+}
+
+@test "a bad option value: non-zero exit, a message naming it" {
+	pg -D abc -e "$GETPPID" -- "$MARKER" say ran
+	refused abc
+	pg -I xyz -e "$GETPPID" -- "$MARKER" say ran
+	refused xyz
+	pg --control nosuch:abc -e "$GETPPID" -- "$MARKER" say ran
+	refused nosuch:abc
+}
+
+@test "an unknown event: non-zero exit, a message naming it" {
+	pg -x, -e "task-clock,nosuchevent" -- "$MARKER" say ran
+	refused nosuchevent
+	pg -x, -e "syscalls:sys_enter_nosuchcall" -- "$MARKER" say ran
+	refused syscalls:sys_enter_nosuchcall
+}
+
+@test "a bad filter: non-zero exit, a message naming it" {
+	pg -x, -e "$WRITE" --filter 'nosuchfield == 1' -- "$MARKER" say ran
+	refused nosuchfield
+}
+
+@test "a bad filter: the message has a caret under the error" {
+	local filter='count == 1 && nosuchfield == 2' line col
+	pg -x, -e "$WRITE" --filter "$filter" -- "$MARKER" say ran
+	refused nosuchfield
+	# The line quoting the filter, then a caret under "nosuchfield" (offset 14).
+	line=$(grep -nF -- "$filter" "$T/err" | head -n 1) || { show_run; fail "filter not quoted"; }
+	col=$(awk -v l="${line#*:}" -v f="$filter" 'BEGIN { print index(l, f) + 13 }')
+	sed -n "$((${line%%:*} + 1))p" "$T/err" | grep -Eq "^.{$col}\\^" ||
+		{ show_run; fail "no caret at column $((col + 1)) under 'nosuchfield'"; }
+}
+
+@test "--filter with no tracepoint before it: non-zero exit" {
+	pg -x, --filter 'count == 1' -e "$WRITE" -- "$MARKER" say ran
+	refused filter
+	pg -x, -e task-clock --filter 'count == 1' -- "$MARKER" say ran
+	refused filter
+}
+
+@test "-p with a process that does not exist: non-zero exit, naming it" {
+	pg -x, -e "$GETPPID" -p 2147483647
+	[ "$status" -ne 0 ] && [ "$status" != 124 ] || { show_run; fail "accepted -p 2147483647"; }
+	grep -qF 2147483647 "$T/err" || { show_run; fail "the message does not name the pid"; }
+}
+
+@test "a workload that cannot be run: non-zero exit, naming it" {
+	pg -x, -e "$GETPPID" -- "$T/no-such-program" arg
+	[ "$status" -ne 0 ] && [ "$status" != 124 ] || { show_run; fail "status $status"; }
+	grep -qF "no-such-program" "$T/err" || { show_run; fail "the message does not name the program"; }
+}
+
+@test "-I with --interval-count 3 prints exactly 3 intervals" {
+	# As perf stat: the count ends the printing; the workload runs to its
+	# end (0.6 s) and its exit status passes through.
+	pg -x, -I 100 --interval-count 3 -e "task-clock,$GETPPID" -- "$MARKER" getppid 2 sleep 600 exit 3
+	local stamps
+	stamps=$(grep -E '^ *[0-9]+\.[0-9]+,' "$T/err" | cut -d, -f1 | tr -d ' ' | uniq)
+	[ "$(wc -l <<<"$stamps")" = 3 ] || { show_run; fail "expected 3 intervals, got: $stamps"; }
+	# Every interval has a line per event, in increasing time.
+	[ "$(values task-clock | wc -l)" = 3 ] || { show_run; fail "not 3 task-clock lines"; }
+	[ "$(values "$GETPPID" | wc -l)" = 3 ] || { show_run; fail "not 3 $GETPPID lines"; }
+	sort -n -c <<<"$stamps" || fail "timestamps not increasing: $stamps"
+	# The 2 calls were made at once: the first interval holds them.
+	[ "$(values "$GETPPID" | head -n 1)" = 2 ] || { show_run; fail "first interval is not 2"; }
+	expect_status 3
+}
+
+@test "-o FILE writes the report there, not to stderr" {
+	pg -x, -o "$T/report" -e "$GETPPID" -- "$MARKER" getppid 4 say hi
+	expect_status 0
+	expect_out hi
+	expect_value "$GETPPID" 4 "$T/report"
+	! grep -q "$GETPPID" "$T/err" || { show_run "$T/report"; fail "report also on stderr"; }
+}
+
+@test "--log-fd N writes the report to fd N" {
+	status=0
+	timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" --log-fd 5 -x, -e "$GETPPID" -- \
+		"$MARKER" getppid 6 say hi >"$T/out" 2>"$T/err" 5>"$T/log" 3>&- </dev/null || status=$?
+	expect_status 0
+	expect_out hi
+	expect_value "$GETPPID" 6 "$T/log"
+	! grep -q "$GETPPID" "$T/err" || { show_run "$T/log"; fail "report also on stderr"; }
+}
+
+@test "the workload gets its arguments verbatim, options included" {
+	pg -x, -e "$GETPPID" -- "$MARKER" say "two words" say -x say -- getppid 2
+	expect_status 0
+	expect_out $'two words\n-x\n--'
+	expect_value "$GETPPID" 2
+	# Without "--", option parsing stops at the workload's name, as perf's.
+	pg -x, -e "$GETPPID" "$MARKER" say -e getppid 3
+	expect_status 0
+	expect_out -e
+	expect_value "$GETPPID" 3
+}
+
+@test "the workload's stdin, stdout and stderr are the agent's" {
+	status=0
+	echo input | timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" -o "$T/report" -x, \
+		-e "$GETPPID" -- bash -c 'read l; echo "out:$l"; echo "err:$l" >&2' \
+		>"$T/out" 2>"$T/err" 3>&- || status=$?
+	expect_status 0
+	expect_out out:input
+	[ "$(cat "$T/err")" = err:input ] || { show_run; fail "workload stderr"; }
+}

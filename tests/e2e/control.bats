@@ -1,0 +1,355 @@
+#!/usr/bin/env bats
+# control.bats: the control channels and the protocol, end to end.
+#
+# The agent runs a marker that blocks (`wait end`) so it stays up while the
+# test drives it; every exchange is command -> reply, read with a timeout.
+# Exact reply texts come from the protocol (docs/protocol.md): every command
+# gets exactly one reply line, framed "ack\n\0" / "err REASON\n\0".
+
+load helpers
+
+setup() {
+	common_setup
+	chan ch
+	CTL=$T/ch.ctl
+	ACK=$T/ch.ack
+	mkfifos end ready go
+}
+
+# serve [OPTIONS...]: start the agent on channel ch with a workload that
+# makes 5 getppid() calls, says "ready" and blocks until released (`end`),
+# then exits 7.
+serve() {
+	pg_bg -x, --control "fifo:$CTL,$ACK" "$@" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end" exit 7
+}
+
+# finish: release the workload, wait for the agent; it must exit with the
+# workload's status 7 and report its 5 calls.
+finish() {
+	release end
+	pg_wait
+	expect_status 7
+	expect_value "$GETPPID" 5
+}
+
+# raw_reply N: read exactly N bytes from the ack channel, as hex.
+raw_reply() {
+	timeout 5 dd bs=1 count="$1" status=none <&"$ACK_FD" | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'
+}
+
+@test "ping, and an unknown command: one err with the reason, then served" {
+	serve
+	expect_reply ping ack
+	expect_reply enablexyz "err unknown command 'enablexyz'"
+	expect_reply ping ack
+	finish
+}
+
+@test "an empty line: err empty command, then served" {
+	serve
+	expect_reply "" "err empty command"
+	expect_reply ping ack
+	finish
+}
+
+@test "a 100 KB line without newline: one err as soon as it passes 4096 bytes" {
+	serve
+	head -c 102400 /dev/zero | tr '\0' x >"$T/big"
+	timeout 5 cat "$T/big" >&"$CTL_FD"
+	# The reply comes before the line ends ...
+	reply
+	[ "$REPLY_LINE" = "err command too long (over 4096 bytes)" ] ||
+		fail "got '$REPLY_LINE'"
+	# ... and its terminator, when it comes, is discarded with the rest.
+	printf '\n' >&"$CTL_FD"
+	expect_reply ping ack
+	finish
+}
+
+@test "4096 bytes is a command, 4097 is too long" {
+	serve
+	local x4096
+	x4096=$(head -c 4096 /dev/zero | tr '\0' x)
+	# Exactly 4096 bytes is still a line: parsed, and unknown.  (The reply
+	# may quote a shortened prefix of it.)
+	cmd "$x4096"
+	[[ $REPLY_LINE == "err unknown command 'xxxxxxxx"* ]] || fail "4096 bytes: got '$REPLY_LINE'"
+	expect_reply "${x4096}y" "err command too long (over 4096 bytes)"
+	expect_reply ping ack
+	finish
+}
+
+@test "a NUL ends a command like a newline" {
+	serve
+	printf 'ping\0' >&"$CTL_FD"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "ping\\0: got '$REPLY_LINE'"
+	printf 'ping\0ping\n' >&"$CTL_FD"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "first: got '$REPLY_LINE'"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "second: got '$REPLY_LINE'"
+	expect_reply enablexyz "err unknown command 'enablexyz'"
+	finish
+}
+
+@test "NUL bytes: each empty or broken command gets one err, then served" {
+	serve
+	printf '\0' >&"$CTL_FD"
+	reply
+	[ "$REPLY_LINE" = "err empty command" ] || fail "\\0: got '$REPLY_LINE'"
+	printf 'en\0able\n' >&"$CTL_FD"
+	reply
+	[ "$REPLY_LINE" = "err unknown command 'en'" ] || fail "en\\0: got '$REPLY_LINE'"
+	reply
+	[ "$REPLY_LINE" = "err unknown command 'able'" ] || fail "able\\n: got '$REPLY_LINE'"
+	expect_reply ping ack
+	finish
+}
+
+@test "commands split across writes, and several in one write" {
+	serve
+	printf 'pi' >&"$CTL_FD"
+	printf 'ng\n' >&"$CTL_FD"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "split ping: got '$REPLY_LINE'"
+	printf 'ping\nbogus\nping\n' >&"$CTL_FD"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "1st: got '$REPLY_LINE'"
+	reply
+	[ "$REPLY_LINE" = "err unknown command 'bogus'" ] || fail "2nd: got '$REPLY_LINE'"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "3rd: got '$REPLY_LINE'"
+	# Nothing extra is pending: the next reply is the next command's.
+	expect_reply enablexyz "err unknown command 'enablexyz'"
+	finish
+}
+
+@test "reply bytes are exactly ack\\n\\0 and err REASON\\n\\0" {
+	serve
+	local c
+	for c in ping enable disable e d ping; do
+		printf '%s\n' "$c" >&"$CTL_FD"
+		got=$(raw_reply 5)
+		[ "$got" = "61 63 6b 0a 00" ] || fail "$c: reply bytes '$got'"
+	done
+	printf '\n' >&"$CTL_FD"
+	got=$(raw_reply 19)
+	want=$(printf 'err empty command\n\0' | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
+	[ "$got" = "$want" ] || fail "err reply bytes '$got', expected '$want'"
+	printf 'ping\n' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "ping after err: reply bytes '$got'"
+	release end
+	pg_wait
+	expect_status 7
+}
+
+@test "hello: ack with a JSON object giving the protocol version" {
+	command -v jq >/dev/null || skip "needs jq"
+	serve
+	cmd hello
+	[[ $REPLY_LINE == "ack {"* ]] || fail "hello: got '$REPLY_LINE'"
+	json=${REPLY_LINE#ack }
+	jq -e 'type == "object"' <<<"$json" >/dev/null || fail "not a JSON object: $json"
+	jq -e '[paths(scalars) as $p | select(($p | map(tostring) | join(".")) | test("version|protocol"; "i")) | getpath($p)] | any(. == 1 or . == "1")' \
+		<<<"$json" >/dev/null || fail "no protocol version 1 in $json"
+	expect_reply ping ack
+	finish
+}
+
+@test "enable EVENT for an event not being counted: err naming it" {
+	serve
+	cmd "enable syscalls:sys_enter_nosuchcall"
+	[[ $REPLY_LINE == "err "*syscalls:sys_enter_nosuchcall* ]] ||
+		fail "got '$REPLY_LINE'"
+	expect_reply ping ack
+	finish
+}
+
+@test "two --control channels at once, each with its own acks" {
+	chan two CTL2 ACK2
+	mkfifos ready0
+	pg_bg -x, -D -1 --control "fifo:$CTL,$ACK" --control "fifo:$T/two.ctl,$T/two.ack" \
+		-e "$GETPPID" -- "$MARKER" pid "$T/m.pid" getppid 3 notify "$T/ready0" \
+		wait "$T/go" getppid 5 notify "$T/ready" wait "$T/end" getppid 7
+	# Commands on both before reading either: each gets its own reply.
+	send "$CTL_FD" ping
+	send "$CTL2" enablexyz
+	reply "$ACK2"
+	[ "$REPLY_LINE" = "err unknown command 'enablexyz'" ] || fail "two: got '$REPLY_LINE'"
+	reply "$ACK_FD"
+	[ "$REPLY_LINE" = ack ] || fail "ch: got '$REPLY_LINE'"
+	# A window opened on one channel and closed on the other.
+	wait_line ready0
+	expect_reply_on "$CTL_FD" "$ACK_FD" enable ack
+	release go
+	wait_line ready
+	expect_reply_on "$CTL2" "$ACK2" disable ack
+	# No reply went to the wrong channel.
+	expect_reply_on "$CTL2" "$ACK2" ping ack
+	expect_reply_on "$CTL_FD" "$ACK_FD" ping ack
+	release end
+	pg_wait
+	expect_status 0
+	expect_value "$GETPPID" 5
+}
+
+@test "two channels driven concurrently by the workload and the test" {
+	chan two CTL2 ACK2
+	local steps=() i
+	for i in $(seq 200); do steps+=(ctl "$T/two.ctl" "$T/two.ack" ping); done
+	pg_bg -x, --control "fifo:$CTL,$ACK" --control "fifo:$T/two.ctl,$T/two.ack" \
+		-e "$GETPPID" -- "$MARKER" pid "$T/m.pid" "${steps[@]}" getppid 5 wait "$T/end"
+	for i in $(seq 200); do
+		expect_reply ping ack
+	done
+	release end
+	pg_wait
+	expect_status 0
+	[ "$(grep -c '^ack$' "$T/out")" = 200 ] || { show_run; fail "workload did not get 200 acks"; }
+	[ "$(wc -l <"$T/out")" = 200 ] || { show_run; fail "workload got extra replies"; }
+	expect_value "$GETPPID" 5
+}
+
+@test "--control fd:CTL,ACK and --ctl-fd/--ctl-fd-ack" {
+	local c a
+	mkfifos fd.ctl fd.ack
+	open_rw c "$T/fd.ctl"
+	open_rw a "$T/fd.ack"
+	pg_bg -x, --control "fd:$c,$a" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	expect_reply_on "$c" "$a" ping ack
+	expect_reply_on "$c" "$a" bogus "err unknown command 'bogus'"
+	finish
+	# The seed's spelling.  The window is open from the start (no -D): the
+	# 5 calls, made before "ready", count; e keeps it open, d closes it.
+	pg_bg -x, --ctl-fd "$c" --ctl-fd-ack "$a" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end" exit 7
+	wait_line ready
+	expect_reply_on "$c" "$a" e ack
+	expect_reply_on "$c" "$a" d ack
+	finish
+}
+
+@test "a FIFO writer that closes does not end the channel; the next is served" {
+	mkfifos w.ctl
+	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	local i
+	for i in 1 2 3; do
+		# Each writer opens the FIFO, writes one command and closes it.
+		timeout 5 bash -c 'printf "ping\n" >"$1"' _ "$T/w.ctl" ||
+			fail "writer $i could not open the ctl FIFO"
+		reply
+		[ "$REPLY_LINE" = ack ] || fail "writer $i: got '$REPLY_LINE'"
+	done
+	# With no writer left, the agent is idle: no spinning on end-of-file,
+	# and (no -I) no wakeups at all.  (A measurement over 0.5 s, not a
+	# synchronisation.)
+	local pid ticks wake
+	pid=$(agent_pid) || fail "no agent process"
+	ticks=$(cpu_ticks "$pid")
+	wake=$(wakeups "$pid")
+	sleep 0.5
+	ticks=$(($(cpu_ticks "$pid") - ticks))
+	wake=$(($(wakeups "$pid") - wake))
+	[ "$ticks" -le 5 ] || fail "agent used $ticks ticks in 0.5 s with no writer"
+	[ "$wake" = 0 ] || fail "idle agent woke up $wake times in 0.5 s"
+	timeout 5 bash -c 'printf "ping\n" >"$1"' _ "$T/w.ctl"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "last writer: got '$REPLY_LINE'"
+	finish
+}
+
+@test "the ack reader going away neither kills nor blocks the agent" {
+	chan two CTL2 ACK2
+	serve --control "fifo:$T/two.ctl,$T/two.ack"
+	expect_reply ping ack
+	# The only reader of ch.ack leaves; 250 KB of acks are then due on it.
+	exec {ACK_FD}<&-
+	yes ping | head -n 50000 >"$T/pings"
+	timeout 10 cat "$T/pings" >&"$CTL_FD" ||
+		fail "the agent stopped reading commands (blocked on the ack FIFO?)"
+	# The other channel is still served, and the run ends normally.
+	expect_reply_on "$CTL2" "$ACK2" ping ack
+	finish
+}
+
+@test "nobody ever reading the ack FIFO does not block the agent" {
+	mkfifos lone.ctl lone.ack
+	pg -x, --control "fifo:$T/lone.ctl,$T/lone.ack" -e "$GETPPID" -- \
+		"$MARKER" getppid 5 exit 4
+	expect_status 4
+	expect_value "$GETPPID" 5
+}
+
+@test "a symlink given as a FIFO is refused, naming the path" {
+	ln -s "$CTL" "$T/link.ctl"
+	pg -x, --control "fifo:$T/link.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
+	[ "$status" -ne 0 ] || { show_run; fail "symlinked ctl FIFO accepted"; }
+	grep -qF "$T/link.ctl" "$T/err" || { show_run; fail "message does not name $T/link.ctl"; }
+	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
+	ln -s "$ACK" "$T/link.ack"
+	pg -x, --control "fifo:$CTL,$T/link.ack" -e "$GETPPID" -- "$MARKER" say ran
+	[ "$status" -ne 0 ] || { show_run; fail "symlinked ack FIFO accepted"; }
+	grep -qF "$T/link.ack" "$T/err" || { show_run; fail "message does not name $T/link.ack"; }
+	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
+}
+
+@test "a path that is not a FIFO is refused, naming the path" {
+	: >"$T/plain.ctl"
+	pg -x, --control "fifo:$T/plain.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
+	[ "$status" -ne 0 ] || { show_run; fail "regular file accepted as ctl FIFO"; }
+	grep -qF "$T/plain.ctl" "$T/err" || { show_run; fail "message does not name $T/plain.ctl"; }
+	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
+	: >"$T/plain.ack"
+	pg -x, --control "fifo:$CTL,$T/plain.ack" -e "$GETPPID" -- "$MARKER" say ran
+	[ "$status" -ne 0 ] || { show_run; fail "regular file accepted as ack FIFO"; }
+	grep -qF "$T/plain.ack" "$T/err" || { show_run; fail "message does not name $T/plain.ack"; }
+	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
+}
+
+@test "stop: final report, then ack, then the run ends" {
+	serve -o "$T/report"
+	wait_line ready
+	expect_reply stop ack
+	# The report was complete before the ack was written.
+	expect_value "$GETPPID" 5 "$T/report"
+	pg_wait
+	[ "$status" != 124 ] || fail "the agent did not end the run"
+	gone "$(cat "$T/m.pid")" || fail "the workload is still running"
+}
+
+@test "snapshot: prints the counts so far, now" {
+	pg_bg -x, -o "$T/report" --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
+		"$MARKER" getppid 5 notify "$T/ready" wait "$T/go" getppid 2
+	wait_line ready
+	expect_reply snapshot ack
+	expect_value "$GETPPID" 5 "$T/report"
+	release go
+	pg_wait
+	expect_status 0
+	[ "$(values "$GETPPID" "$T/report" | tr '\n' ' ')" = "5 7 " ] ||
+		{ show_run "$T/report"; fail "expected a snapshot (5) and a final report (7)"; }
+}
+
+# signal_ends_run SIG: the signal gives the final report and ends the run.
+signal_ends_run() {
+	pg_bg -e "$GETPPID" -- "$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end"
+	wait_line ready
+	kill "-$1" "$AGENT_PID"
+	pg_wait
+	[ "$status" != 124 ] || fail "the agent did not end the run on SIG$1"
+	grep -q "Performance counter stats for" "$T/err" || { show_run; fail "no final report"; }
+	grep -Eq "^ +5 +$GETPPID" "$T/err" || { show_run; fail "no count of 5"; }
+}
+
+@test "SIGINT to the agent prints the final report and ends the run" {
+	signal_ends_run INT
+}
+
+@test "SIGTERM to the agent prints the final report and ends the run" {
+	signal_ends_run TERM
+}

@@ -1,0 +1,309 @@
+# helpers.bash: shared set-up and helpers for perfgate's end-to-end tests.
+#
+# The tests run the agent on real kernel events (as root) with the marker
+# workload (tests/helpers/marker.c), which makes known numbers of syscalls
+# and can drive the agent's control channel itself, so window counts are
+# exact without sleeps.  Synchronisation is always by acks or FIFOs; every
+# blocking step has a timeout so a broken agent fails a test instead of
+# hanging the suite.
+#
+# Environment (set by `make check`; defaults for running `bats` by hand):
+#   PERFGATE  the agent binary      MARKER  the marker helper
+#   SRCDIR    the source root       PG_TIMEOUT  seconds before giving up (10)
+
+: "${SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+: "${PERFGATE:=/work/main/agent/perfgate}"
+: "${MARKER:=/work/main/tests/helpers/marker}"
+: "${PG_TIMEOUT:=10}"
+
+# The marker events: one per syscall the marker makes on request.
+GETPPID=syscalls:sys_enter_getppid
+GETPGID=syscalls:sys_enter_getpgid
+WRITE=syscalls:sys_enter_write
+
+# ---- set-up and tear-down ------------------------------------------------
+
+# common_setup: check the binaries, give each test a private directory $T.
+common_setup() {
+	[ -x "$PERFGATE" ] || fail "PERFGATE=$PERFGATE is not an executable"
+	[ -x "$MARKER" ] || fail "MARKER=$MARKER is not an executable (build tests/helpers/marker.c)"
+	T=$BATS_TEST_TMPDIR
+	AGENT_PID=
+	BG_PIDS=()
+	REPORT=$T/err
+	SEP=,
+}
+
+# common_teardown: end whatever a failed test left running: the agent, the
+# marker processes we started, and markers that wrote $T/*.pid.
+common_teardown() {
+	local pid f
+	if [ -n "${AGENT_PID:-}" ]; then
+		# The agent itself, then its timeout wrapper.
+		pid=$(agent_pid) && kill -KILL "$pid" 2>/dev/null || true
+		kill -KILL "$AGENT_PID" 2>/dev/null || true
+		wait "$AGENT_PID" 2>/dev/null || true
+	fi
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	for f in "$T"/*.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f")
+		# Only a process that is still one of our markers.
+		if grep -qa marker "/proc/$pid/cmdline" 2>/dev/null; then
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	done
+}
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+fail() {
+	echo "$*" >&2
+	return 1
+}
+
+# ensure_tracefs: mount tracefs if it is not (for tests that use it
+# themselves, e.g. to run `perf stat` on tracepoints; the agent mounts it
+# on its own).
+ensure_tracefs() {
+	[ -d /sys/kernel/tracing/events ] && return 0
+	mount -t tracefs nodev /sys/kernel/tracing
+}
+
+# ---- running the agent ---------------------------------------------------
+
+# pg ARGS...: run the agent in the foreground.  The workload's stdout goes to
+# $T/out, the agent's stderr (the report, by default) to $T/err; the exit
+# status is left in $status.  A run longer than PG_TIMEOUT is killed (124).
+pg() {
+	status=0
+	timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" "$@" \
+		>"$T/out" 2>"$T/err" 3>&- </dev/null || status=$?
+}
+
+# pg_bg ARGS...: start the agent in the background (outputs as pg).
+# AGENT_PID is a `timeout --foreground` wrapper around the agent: it passes
+# SIGINT and SIGTERM on to the agent alone and returns the agent's status,
+# and it kills an agent that runs for longer than PG_TIMEOUT.
+pg_bg() {
+	timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" "$@" \
+		>"$T/out" 2>"$T/err" 3>&- </dev/null &
+	AGENT_PID=$!
+}
+
+# pg_wait: wait for the background agent; its exit status goes to $status.
+pg_wait() {
+	status=0
+	wait "$AGENT_PID" || status=$?
+	AGENT_PID=
+	if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+		echo "# the agent did not exit within ${PG_TIMEOUT}s (status $status)"
+	fi
+}
+
+# marker_bg STEPS...: start a marker of our own in the background
+# (for -p / -t); its pid is MARKER_PID.
+marker_bg() {
+	"$MARKER" "$@" >"$T/marker.out" 2>&1 3>&- </dev/null &
+	MARKER_PID=$!
+	BG_PIDS+=("$MARKER_PID")
+}
+
+# ---- control channels, driven from the test ------------------------------
+
+# mkfifos NAME...: create FIFOs $T/NAME.
+mkfifos() {
+	local f
+	for f in "$@"; do mkfifo "$T/$f"; done
+}
+
+# open_rw VAR PATH: open PATH read-write (never blocks on a FIFO) into fd $VAR.
+open_rw() {
+	local __fd
+	exec {__fd}<>"$2"
+	printf -v "$1" '%s' "$__fd"
+}
+
+# chan NAME: create FIFOs $T/NAME.ctl and $T/NAME.ack and open both in the
+# test (CTL_FD / ACK_FD for the first channel; pass VAR names for others).
+# Holding the ack FIFO open before the agent starts also lets `perf stat`,
+# which opens it write-only and blocking, start.
+chan() {
+	local name=${1:-ch} ctlvar=${2:-CTL_FD} ackvar=${3:-ACK_FD}
+	mkfifos "$name.ctl" "$name.ack"
+	open_rw "$ctlvar" "$T/$name.ctl"
+	open_rw "$ackvar" "$T/$name.ack"
+}
+
+# send [FD] TEXT: write TEXT and '\n' on a control fd (default $CTL_FD).
+send() {
+	local fd=$CTL_FD
+	[ $# -ge 2 ] && { fd=$1; shift; }
+	printf '%s\n' "$1" >&"$fd"
+}
+
+# reply [FD]: read one reply line (bash's read drops the NUL framing byte)
+# into $REPLY_LINE; fails after PG_TIMEOUT seconds without one.
+reply() {
+	local fd=${1:-$ACK_FD}
+	REPLY_LINE=
+	if ! read -r -t "$PG_TIMEOUT" -u "$fd" REPLY_LINE; then
+		fail "no reply on fd $fd within ${PG_TIMEOUT}s (agent alive: $(agent_alive))"
+	fi
+}
+
+# cmd [CTLFD ACKFD] TEXT: send a command, read its reply into $REPLY_LINE.
+cmd() {
+	if [ $# -ge 3 ]; then
+		send "$1" "$3"
+		reply "$2"
+	else
+		send "$CTL_FD" "$1"
+		reply "$ACK_FD"
+	fi
+}
+
+# expect_reply TEXT EXPECTED: send TEXT on the default channel, and check
+# that the reply is exactly EXPECTED.
+expect_reply() {
+	expect_reply_on "$CTL_FD" "$ACK_FD" "$@"
+}
+
+# expect_reply_on CTLFD ACKFD TEXT EXPECTED: the same on another channel.
+expect_reply_on() {
+	cmd "$1" "$2" "$3"
+	[ "$REPLY_LINE" = "$4" ] ||
+		fail "command '$3': expected reply '$4', got '$REPLY_LINE'"
+}
+
+# agent_pid: the agent's own pid (the child of the timeout wrapper).
+agent_pid() {
+	local kids
+	kids=$(cat "/proc/$AGENT_PID/task/$AGENT_PID/children" 2>/dev/null) || return 1
+	set -- $kids
+	[ -n "${1:-}" ] || return 1
+	echo "$1"
+}
+
+# cpu_ticks PID: user + system CPU time of PID so far, in clock ticks.
+cpu_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+# wakeups PID: how many times PID has blocked and been woken so far
+# (voluntary context switches).
+wakeups() {
+	awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status"
+}
+
+# gone PID: PID has exited (or is a zombie), waiting up to 2 s for it.
+gone() {
+	local i state
+	for i in $(seq 1 200); do
+		state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 0
+		[ -z "$state" ] || [ "$state" = Z ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+agent_alive() {
+	if [ -n "${AGENT_PID:-}" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
+		echo yes
+	else
+		echo no
+	fi
+}
+
+# wait_line FIFO: block until the marker writes a line on FIFO $T/FIFO.
+wait_line() {
+	local fd line
+	open_rw fd "$T/$1"
+	read -r -t "$PG_TIMEOUT" -u "$fd" line || {
+		exec {fd}<&-
+		fail "no line on $1 within ${PG_TIMEOUT}s"
+	}
+	exec {fd}<&-
+}
+
+# release FIFO: write a line to $T/FIFO for a marker blocked in `wait FIFO`.
+# The open is write-only, so it waits for the marker to have the FIFO open
+# (a line written with no reader holding the FIFO would be lost).
+release() {
+	timeout "$PG_TIMEOUT" bash -c 'printf "go\n" >"$1"' _ "$T/$1" ||
+		fail "nobody opened $1 within ${PG_TIMEOUT}s"
+}
+
+# ---- reading reports -----------------------------------------------------
+
+# values EVENT [FILE]: every value printed for EVENT in -x output (final
+# lines "value,unit,event,..." or interval lines "time,value,unit,event,..."),
+# one per line, leading blanks stripped.
+values() {
+	awk -F"$SEP" -v ev="$1" '{
+		for (i = 3; i <= NF; i++)
+			if ($i == ev) {
+				v = $(i - 2); sub(/^ +/, "", v); print v; break
+			}
+	}' "${2:-$REPORT}"
+}
+
+# value EVENT [FILE]: the last value printed for EVENT (fails if none).
+value() {
+	local v
+	v=$(values "$@" | tail -n 1)
+	[ -n "$v" ] || return 1
+	printf '%s\n' "$v"
+}
+
+# show_run: the run's outputs, for a failing test's log.
+show_run() {
+	local f
+	for f in "$T"/out "$T"/err "$@"; do
+		[ -f "$f" ] || continue
+		echo "--- $f"
+		cat -v "$f"
+	done
+	echo "--- status: ${status:-?}"
+}
+
+# expect_value EVENT EXPECTED [FILE]: EVENT's (last) value is EXPECTED.
+expect_value() {
+	local got
+	got=$(value "$1" "${3:-$REPORT}") || {
+		show_run "${3:-}"
+		fail "no line for $1 in ${3:-$REPORT}"
+		return 1
+	}
+	if [ "$got" != "$2" ]; then
+		show_run "${3:-}"
+		fail "$1: expected $2, got $got"
+	fi
+}
+
+# expect_status N: the run's exit status was N.
+expect_status() {
+	if [ "$status" != "$1" ]; then
+		show_run
+		fail "expected exit status $1, got $status"
+	fi
+}
+
+# expect_out TEXT: the workload's stdout ($T/out) is exactly TEXT.
+expect_out() {
+	local got
+	got=$(cat "$T/out")
+	if [ "$got" != "$1" ]; then
+		show_run
+		fail "workload output: expected '$1', got '$got'"
+	fi
+}
+
+# is_number S: S is a plain count or a decimal (as -x prints them).
+is_number() {
+	[[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]
+}
