@@ -10,6 +10,7 @@
 
 #include "agent/counter.h"
 #include "agent/log.h"
+#include "agent/range_set.h"
 
 /*
  * libperf.a exports this but declares it only in an internal header that
@@ -59,11 +60,22 @@ static int counter_apply_filter(struct counter *c)
 	return 0;
 }
 
+void counter_back_with_range(struct counter *c, struct range_set *rs, size_t member)
+{
+	c->backing = rs;
+	c->backing_member = member;
+}
+
 int counter_open(struct counter *c, const struct counter_target *target)
 {
 	struct perf_event_attr attr = c->def.attr;
 	int err;
 
+	if (c->backing) {
+		c->users = 0;
+		c->supported = range_groups_supported(c->backing->groups, c->backing_member);
+		return 0;
+	}
 	attr.disabled = 1;
 	attr.inherit = target->inherit;
 	attr.enable_on_exec = target->enable_on_exec;
@@ -86,6 +98,8 @@ int counter_open(struct counter *c, const struct counter_target *target)
 		return -1;
 	}
 	c->supported = true;
+	c->nr_cpus = perf_cpu_map__nr(target->cpus);
+	c->nr_threads = perf_thread_map__nr(target->threads);
 	return counter_apply_filter(c);
 }
 
@@ -100,18 +114,15 @@ void counter_close(struct counter *c)
 
 void counter_read(struct counter *c, struct counter_value *value)
 {
-	struct perf_cpu_map *cpus;
-	struct perf_thread_map *threads;
-	int nr_threads;
-
 	memset(value, 0, sizeof(*value));
+	if (c->backing) {
+		range_set_read_member(c->backing, c->backing_member, value);
+		return;
+	}
 	if (!c->evsel)
 		return;
-	cpus = perf_evsel__cpus(c->evsel);
-	threads = perf_evsel__threads(c->evsel);
-	nr_threads = perf_thread_map__nr(threads);
-	for (int cpu = 0; cpu < perf_cpu_map__nr(cpus); cpu++) {
-		for (int thread = 0; thread < nr_threads; thread++) {
+	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
+		for (int thread = 0; thread < c->nr_threads; thread++) {
 			struct perf_counts_values counts = { 0 };
 
 			if (perf_evsel__read(c->evsel, cpu, thread, &counts))

@@ -15,6 +15,7 @@
 #include "agent/events.h"
 
 struct perf_evsel;
+struct range_set;
 struct perf_cpu_map;
 struct perf_thread_map;
 
@@ -30,6 +31,15 @@ struct counter {
 	struct perf_evsel *evsel;
 	bool supported;		/* false: the machine lacks it (<not supported>) */
 	unsigned users;		/* views that need it now; enabled while > 0 */
+	/* How many CPUs and threads it was opened on: libperf does not keep
+	 * the maps of an evsel opened on its own. */
+	int nr_cpus, nr_threads;
+	/* An event the start-up ranges count too is read from their group
+	 * member instead of a perf fd of its own, so that its plain view and
+	 * its range views share one physical counter.  That member stays
+	 * enabled as long as the ranges are loaded. */
+	struct range_set *backing;
+	size_t backing_member;
 };
 
 struct counter_target {
@@ -39,6 +49,8 @@ struct counter_target {
 	bool enable_on_exec;	/* the kernel enables it when the workload execs */
 };
 
+/* Make c a view of range set member m (before counter_open). */
+void counter_back_with_range(struct counter *c, struct range_set *rs, size_t member);
 /* Open disabled.  An event the machine lacks leaves supported == false and
  * returns 0; other failures print why and return -1. */
 int counter_open(struct counter *c, const struct counter_target *target);

@@ -1,0 +1,884 @@
+/*
+ * range_parse.c: a recursive-descent parser for range specs, the canonical
+ * printer, gate evaluation, and caret error messages (the API is in
+ * range_parse.h, the grammar and its meaning in docs/perfgate-ranges.7).
+ *
+ * One function per production (parse_events, parse_gate, parse_term,
+ * parse_factor, parse_range, parse_trigger); filters inside a trigger's
+ * parentheses are handed to filter_parse_paren(), which finds the ')' that
+ * closes them (a ')' inside a quoted string does not).  Every token may be
+ * surrounded by whitespace; names and operators may not contain it.
+ *
+ * The input comes from command lines and control channels, so every byte
+ * value is handled, nesting is bounded (RANGE_NEST_MAX), and the first
+ * error stops the parse with the offset of the byte it is about: the
+ * offending byte, or for a missing token the byte where it should have been
+ * (the next token, or the end of the spec).
+ *
+ * Memory: every gate node and trigger is recorded in the spec as soon as it
+ * is allocated, so an error anywhere frees the partial tree with
+ * range_spec_free() and nothing leaks.
+ */
+#include "proto/range_parse.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Names quoted in error reasons are cut to this many bytes. */
+#define QUOTE_MAX 40
+
+/* The spec as the parser builds it: the public part and every node. */
+struct spec_impl {
+	struct range_spec pub;
+	size_t nnodes;
+	struct range_gate **nodes;
+};
+
+struct rparser {
+	const char *s;
+	size_t len;
+	size_t pos;
+	int depth;
+	bool failed;
+	struct range_error *err;
+	struct spec_impl *impl;
+};
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* The first error wins: later ones are consequences of it. */
+__attribute__((format(printf, 3, 4)))
+static void fail(struct rparser *p, size_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->failed)
+		return;
+	p->failed = true;
+	errno = EINVAL;
+	if (!p->err)
+		return;
+	p->err->offset = offset;
+	va_start(ap, fmt);
+	vsnprintf(p->err->reason, sizeof(p->err->reason), fmt, ap);
+	va_end(ap);
+}
+
+static void fail_nomem(struct rparser *p)
+{
+	fail(p, p->pos, "out of memory");
+	errno = ENOMEM;
+}
+
+/* text[0..n) for a reason: cut to QUOTE_MAX bytes, with "..." when cut. */
+static const char *quoted(char *buf, size_t cap, const char *text, size_t n)
+{
+	if (n > QUOTE_MAX)
+		snprintf(buf, cap, "%.*s...", QUOTE_MAX, text);
+	else
+		snprintf(buf, cap, "%.*s", (int)n, text);
+	return buf;
+}
+
+/* A byte for a reason: 'x', or "byte 0x01" when it would not print. */
+static const char *describe(char *buf, size_t cap, int c)
+{
+	if (c > 0x20 && c < 0x7f)
+		snprintf(buf, cap, "'%c'", c);
+	else
+		snprintf(buf, cap, "byte 0x%02x", (unsigned)c & 0xff);
+	return buf;
+}
+
+/* ---- characters ----------------------------------------------------------- */
+
+static bool is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_ident(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* perf event names: cycles:u, task-clock, L1-dcache-loads, sched:sched_switch... */
+static bool is_event_byte(int c)
+{
+	return is_ident(c) || c == '.' || c == ':' || c == '-';
+}
+
+/* Where a trigger may start (':' too, to say that the subsystem is missing). */
+static bool is_trigger_start(int c)
+{
+	return is_ident(c) || c == ':';
+}
+
+static bool is_wildcard(int c)
+{
+	return c == '*' || c == '?' || c == '[';
+}
+
+static int peek(const struct rparser *p, size_t k)
+{
+	return p->pos + k < p->len ? (unsigned char)p->s[p->pos + k] : -1;
+}
+
+static void skip_space(struct rparser *p)
+{
+	while (p->pos < p->len && is_space((unsigned char)p->s[p->pos]))
+		p->pos++;
+}
+
+static bool looking_at(const struct rparser *p, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	return p->len - p->pos >= n && memcmp(p->s + p->pos, tok, n) == 0;
+}
+
+static char *copy_bytes(struct rparser *p, const char *s, size_t n)
+{
+	char *c = malloc(n + 1);
+
+	if (!c) {
+		fail_nomem(p);
+		return NULL;
+	}
+	if (n)
+		memcpy(c, s, n);
+	c[n] = '\0';
+	return c;
+}
+
+/* Append item to a growing array; false (out of memory) leaves it as it was. */
+#define PUSH(p, arr, n, item) __extension__ ({					\
+	__typeof__(arr) a_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));	\
+	a_ ? ((arr) = a_, (arr)[(n)++] = (item), true)				\
+	   : (fail_nomem(p), false);						\
+})
+
+/* ---- nodes ------------------------------------------------------------------ */
+
+static struct range_gate *gate_new(struct rparser *p, enum range_gate_kind kind, size_t offset)
+{
+	struct range_gate *g = calloc(1, sizeof(*g));
+
+	if (!g) {
+		fail_nomem(p);
+		return NULL;
+	}
+	if (!PUSH(p, p->impl->nodes, p->impl->nnodes, g)) {
+		free(g);
+		return NULL;
+	}
+	g->kind = kind;
+	g->offset = offset;
+	return g;
+}
+
+/*
+ * Append child, which the spec holds up to end (past its ')' when it was a
+ * group: the parentheses of an operand belong to the node around it).
+ */
+static bool gate_add(struct rparser *p, struct range_gate *g, struct range_gate *child,
+		     size_t end)
+{
+	if (!PUSH(p, g->children, g->nchildren, child))
+		return false;
+	g->len = end - g->offset;
+	return true;
+}
+
+static void trigger_free(struct range_trigger *t)
+{
+	if (!t)
+		return;
+	free(t->tracepoint);
+	free(t->subsys);
+	free(t->name);
+	free(t->filter_text);
+	filter_free(t->filter);
+	free(t);
+}
+
+void range_spec_free(struct range_spec *spec)
+{
+	struct spec_impl *impl = (struct spec_impl *)spec;
+
+	if (!spec)
+		return;
+	for (size_t i = 0; i < impl->nnodes; i++) {
+		free(impl->nodes[i]->children);
+		free(impl->nodes[i]);
+	}
+	free(impl->nodes);
+	for (size_t i = 0; i < spec->ntriggers; i++)
+		trigger_free(spec->triggers[i]);
+	free(spec->triggers);
+	free(spec->ranges);
+	for (size_t i = 0; i < spec->nevents; i++)
+		free(spec->events[i].name);
+	free(spec->events);
+	free(spec->text);
+	free(impl);
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+/* One event name; after is the token before it, for messages (NULL: none). */
+static bool parse_event_name(struct rparser *p, const char *after)
+{
+	struct range_spec *spec = &p->impl->pub;
+	struct range_event ev = { .offset = p->pos };
+	char q[QUOTE_MAX + 4], d[16];
+	int c;
+
+	while (p->pos < p->len && is_event_byte((unsigned char)p->s[p->pos]))
+		p->pos++;
+	ev.len = p->pos - ev.offset;
+	c = peek(p, 0);
+	if (ev.len == 0) {
+		if (is_wildcard(c))
+			fail(p, p->pos, "wildcards are not supported in event names");
+		else if (c == '@' && !after)
+			fail(p, p->pos, "expected an event name before '@'");
+		else if (after)
+			fail(p, p->pos, "expected an event name after '%s'", after);
+		else
+			fail(p, p->pos, "expected an event name");
+		return false;
+	}
+	quoted(q, sizeof(q), p->s + ev.offset, ev.len);
+	if (c >= 0 && !is_space(c) && !strchr("@,()", c)) {
+		if (is_wildcard(c))
+			fail(p, p->pos, "wildcards are not supported in event names");
+		else
+			fail(p, p->pos, "unexpected %s in event name", describe(d, sizeof(d), c));
+		return false;
+	}
+	for (size_t i = ev.offset; i + 1 < p->pos; i++) {
+		if (p->s[i] == '.' && p->s[i + 1] == '.') {
+			fail(p, i, "'..' inside event name '%s': is '@' missing before the range?", q);
+			return false;
+		}
+	}
+	for (size_t i = 0; i < spec->nevents; i++) {
+		if (spec->events[i].len == ev.len &&
+		    memcmp(spec->events[i].name, p->s + ev.offset, ev.len) == 0) {
+			fail(p, ev.offset, "event '%s' is listed twice", q);
+			return false;
+		}
+	}
+	ev.name = copy_bytes(p, p->s + ev.offset, ev.len);
+	if (!ev.name)
+		return false;
+	if (!PUSH(p, spec->events, spec->nevents, ev)) {
+		free(ev.name);
+		return false;
+	}
+	return true;
+}
+
+/* events = event | "(" event { "," event } ")" */
+static bool parse_events(struct rparser *p)
+{
+	const char *after = "(";
+
+	skip_space(p);
+	if (peek(p, 0) != '(')
+		return parse_event_name(p, NULL);
+	p->pos++;
+	skip_space(p);
+	if (peek(p, 0) == ')') {
+		fail(p, p->pos, "empty event list");
+		return false;
+	}
+	for (;;) {
+		skip_space(p);
+		if (!parse_event_name(p, after))
+			return false;
+		skip_space(p);
+		switch (peek(p, 0)) {
+		case ',':
+			p->pos++;
+			after = ",";
+			continue;
+		case ')':
+			p->pos++;
+			return true;
+		case -1:
+			fail(p, p->pos, "unterminated event list: missing ')'");
+			return false;
+		default:
+			fail(p, p->pos, "expected ',' or ')' in event list");
+			return false;
+		}
+	}
+}
+
+/* ---- gate ------------------------------------------------------------------------ */
+
+static struct range_gate *parse_gate(struct rparser *p, const char *after);
+
+/*
+ * After a complete factor only "&&", "||", a group's ')' or the end of the
+ * spec may follow; name what came instead.
+ */
+static void fail_leftover(struct rparser *p, bool in_group)
+{
+	int c = peek(p, 0);
+
+	if (c < 0) {
+		if (in_group)
+			fail(p, p->pos, "unterminated group: missing ')'");
+	} else if (c == ')' && !in_group) {
+		fail(p, p->pos, "unexpected ')'");
+	} else if (c == '@') {
+		fail(p, p->pos, "a spec has one '@': combine ranges with '&&' or '||'");
+	} else if (looking_at(p, "..")) {
+		fail(p, p->pos, "a range has one '..': combine ranges with '&&' or '||'");
+	} else if ((c == '&' || c == '|') && peek(p, 1) != c) {
+		fail(p, p->pos, "single '%c' between ranges: use '%c%c'", c, c, c);
+	} else if (is_trigger_start(c) || c == '!' || c == '(') {
+		fail(p, p->pos, "expected '&&' or '||' between ranges");
+	} else if (in_group) {
+		fail(p, p->pos, "expected '&&', '||' or ')'");
+	} else {
+		fail(p, p->pos, "trailing characters after spec");
+	}
+}
+
+static void fail_wildcard(struct rparser *p, size_t at)
+{
+	fail(p, at, "wildcards are not supported: name one tracepoint (subsys:name)");
+}
+
+/*
+ * trigger = tracepoint [ "(" filter ")" ]; where says where it stands
+ * ("before '..'" or "after '..'").  On success p->pos is just past the
+ * trigger (past its ')' when it has a filter).
+ */
+static struct range_trigger *parse_trigger(struct rparser *p, enum range_trigger_role role,
+					   const char *where)
+{
+	struct range_spec *spec = &p->impl->pub;
+	struct range_trigger *t;
+	size_t t0 = p->pos, i = p->pos, colon, end, save;
+	char q[QUOTE_MAX + 4];
+
+	while (i < p->len && is_ident((unsigned char)p->s[i]))
+		i++;
+	if (i == t0 && i < p->len && p->s[i] == ':') {
+		fail(p, t0, "expected a subsystem name before ':'");
+		return NULL;
+	}
+	if (i >= p->len || p->s[i] != ':') {
+		if (i < p->len && is_wildcard((unsigned char)p->s[i]))
+			fail_wildcard(p, i);
+		else
+			fail(p, t0, "expected tracepoint (subsys:name) %s", where);
+		return NULL;
+	}
+	colon = i++;
+	while (i < p->len && is_ident((unsigned char)p->s[i]))
+		i++;
+	end = i;
+	if (end == colon + 1) {
+		if (i < p->len && is_wildcard((unsigned char)p->s[i]))
+			fail_wildcard(p, i);
+		else
+			fail(p, i, "expected a tracepoint name after '%s:'",
+			     quoted(q, sizeof(q), p->s + t0, colon - t0));
+		return NULL;
+	}
+	if (i < p->len && p->s[i] == ':') {
+		fail(p, i, "a tracepoint has exactly one ':' (subsys:name)");
+		return NULL;
+	}
+	if (i < p->len && is_wildcard((unsigned char)p->s[i])) {
+		fail_wildcard(p, i);
+		return NULL;
+	}
+	if (i < p->len && p->s[i] == '-') {
+		fail(p, i, "invalid character '-' in tracepoint name");
+		return NULL;
+	}
+
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		fail_nomem(p);
+		return NULL;
+	}
+	if (!PUSH(p, spec->triggers, spec->ntriggers, t)) {
+		free(t);
+		return NULL;
+	}
+	t->role = role;
+	t->offset = t0;
+	t->len = end - t0;
+	t->tracepoint = copy_bytes(p, p->s + t0, end - t0);
+	t->subsys = copy_bytes(p, p->s + t0, colon - t0);
+	t->name = copy_bytes(p, p->s + colon + 1, end - colon - 1);
+	if (!t->tracepoint || !t->subsys || !t->name)
+		return NULL;
+
+	p->pos = end;
+	save = p->pos;
+	skip_space(p);
+	if (peek(p, 0) != '(') {
+		p->pos = save;
+		return t;
+	}
+	{
+		struct filter_error fe;
+		size_t close;
+
+		t->filter_offset = p->pos + 1;
+		t->filter = filter_parse_paren(p->s, p->len, t->filter_offset, &close, &fe);
+		if (!t->filter) {
+			int e = errno;
+
+			fail(p, fe.offset, "%s", fe.reason);
+			errno = e;
+			return NULL;
+		}
+		t->filter_len = close - t->filter_offset;
+		t->filter_text = copy_bytes(p, p->s + t->filter_offset, t->filter_len);
+		if (!t->filter_text)
+			return NULL;
+		p->pos = close + 1;
+	}
+	return t;
+}
+
+/* Are two triggers the same (tracepoint and filter)? */
+static bool same_trigger(const struct range_trigger *a, const struct range_trigger *b)
+{
+	return strcmp(a->tracepoint, b->tracepoint) == 0 && filter_equal(a->filter, b->filter);
+}
+
+/* range = [ trigger ] ".." [ trigger ] */
+static struct range_gate *parse_range(struct rparser *p)
+{
+	struct range_spec *spec = &p->impl->pub;
+	struct range_trigger *starter = NULL, *stopper = NULL;
+	struct range_gate *g;
+	size_t r0 = p->pos, dots, end;
+
+	if (!looking_at(p, "..")) {
+		starter = parse_trigger(p, RANGE_STARTER, "before '..'");
+		if (!starter)
+			return NULL;
+		skip_space(p);
+		if (!looking_at(p, "..")) {
+			fail(p, p->pos, "expected '..' after trigger");
+			return NULL;
+		}
+	}
+	dots = p->pos;
+	p->pos += 2;
+	end = p->pos;
+	if (peek(p, 0) == '.') {
+		fail(p, p->pos, "unexpected '.' after '..'");
+		return NULL;
+	}
+	skip_space(p);
+	if (is_trigger_start(peek(p, 0))) {
+		stopper = parse_trigger(p, RANGE_STOPPER, "after '..'");
+		if (!stopper)
+			return NULL;
+		end = p->pos;
+	} else if (is_wildcard(peek(p, 0))) {
+		fail_wildcard(p, p->pos);
+		return NULL;
+	}
+	if (!starter && !stopper) {
+		fail(p, dots, "empty range: a tracepoint is needed before or after '..'");
+		return NULL;
+	}
+	if (starter && stopper && same_trigger(starter, stopper)) {
+		fail(p, stopper->offset, "the stopper is the same trigger as the starter");
+		return NULL;
+	}
+	g = gate_new(p, RANGE_GATE_RANGE, r0);
+	if (!g)
+		return NULL;
+	g->len = end - r0;
+	g->starter = starter;
+	g->stopper = stopper;
+	g->dots_offset = dots;
+	g->index = spec->nranges;
+	if (!PUSH(p, spec->ranges, spec->nranges, g))
+		return NULL;
+	if (starter)
+		starter->range_index = g->index;
+	if (stopper)
+		stopper->range_index = g->index;
+	return g;
+}
+
+static bool nest(struct rparser *p)
+{
+	if (++p->depth <= RANGE_NEST_MAX)
+		return true;
+	fail(p, p->pos, "spec nested too deeply (over %d levels of '(' and '!')", RANGE_NEST_MAX);
+	return false;
+}
+
+/* factor = "!" factor | "(" gate ")" | range */
+static struct range_gate *parse_factor(struct rparser *p, const char *after)
+{
+	struct range_gate *g, *child;
+	size_t at;
+	int c;
+
+	skip_space(p);
+	at = p->pos;
+	c = peek(p, 0);
+	if (c == '!') {
+		if (!nest(p))
+			return NULL;
+		p->pos++;
+		child = parse_factor(p, "!");
+		p->depth--;
+		if (!child)
+			return NULL;
+		g = gate_new(p, RANGE_GATE_NOT, at);
+		if (!g || !gate_add(p, g, child, p->pos))
+			return NULL;
+		return g;
+	}
+	if (c == '(') {
+		if (!nest(p))
+			return NULL;
+		p->pos++;
+		g = parse_gate(p, "(");
+		p->depth--;
+		if (!g)
+			return NULL;
+		skip_space(p);
+		if (peek(p, 0) == ')') {
+			p->pos++;
+			return g;
+		}
+		fail_leftover(p, true);
+		return NULL;
+	}
+	if (looking_at(p, "..") || is_trigger_start(c))
+		return parse_range(p);
+	if (is_wildcard(c))
+		fail_wildcard(p, p->pos);
+	else
+		fail(p, p->pos, "expected a range after '%s'", after);
+	return NULL;
+}
+
+/* operand { tok operand }: one operand is returned without a node around it. */
+static struct range_gate *parse_nary(struct rparser *p, const char *after, const char *tok,
+				     enum range_gate_kind kind,
+				     struct range_gate *(*operand)(struct rparser *, const char *))
+{
+	struct range_gate *first, *g = NULL, *child;
+	size_t first_at, first_end;
+
+	skip_space(p);
+	first_at = p->pos;
+	first = operand(p, after);
+	if (!first)
+		return NULL;
+	first_end = p->pos;
+	for (;;) {
+		skip_space(p);
+		if (!looking_at(p, tok))
+			return g ? g : first;
+		p->pos += 2;
+		if (!g) {
+			g = gate_new(p, kind, first_at);
+			if (!g || !gate_add(p, g, first, first_end))
+				return NULL;
+		}
+		child = operand(p, tok);
+		if (!child || !gate_add(p, g, child, p->pos))
+			return NULL;
+	}
+}
+
+/* term = factor { "&&" factor } */
+static struct range_gate *parse_term(struct rparser *p, const char *after)
+{
+	return parse_nary(p, after, "&&", RANGE_GATE_AND, parse_factor);
+}
+
+/* gate = term { "||" term } */
+static struct range_gate *parse_gate(struct rparser *p, const char *after)
+{
+	return parse_nary(p, after, "||", RANGE_GATE_OR, parse_term);
+}
+
+/* spec = events [ "@" gate ] */
+static bool parse_spec(struct rparser *p)
+{
+	struct range_spec *spec = &p->impl->pub;
+	int c;
+
+	if (!parse_events(p))
+		return false;
+	skip_space(p);
+	c = peek(p, 0);
+	if (c < 0) {
+		spec->at_offset = p->len;
+		return true;
+	}
+	if (c != '@') {
+		if (c == ',' && spec->nevents == 1 && spec->events[0].offset == 0)
+			fail(p, p->pos, "a list of events goes in parentheses: (a,b)@...");
+		else if (c == ')')
+			fail(p, p->pos, "unexpected ')'");
+		else
+			fail(p, p->pos, "expected '@' or end of spec after the events");
+		return false;
+	}
+	spec->at_offset = p->pos++;
+	spec->gate = parse_gate(p, "@");
+	if (!spec->gate)
+		return false;
+	skip_space(p);
+	if (peek(p, 0) >= 0) {
+		fail_leftover(p, false);
+		return false;
+	}
+	return true;
+}
+
+struct range_spec *range_parse_n(const char *text, size_t len, struct range_error *err)
+{
+	struct spec_impl *impl = calloc(1, sizeof(*impl));
+	struct rparser p = { .s = text, .len = len, .err = err, .impl = impl };
+
+	if (!impl) {
+		fail_nomem(&p);
+		return NULL;
+	}
+	impl->pub.text = copy_bytes(&p, text, len);
+	impl->pub.text_len = len;
+	if (impl->pub.text && parse_spec(&p))
+		return &impl->pub;
+	{
+		int e = errno;
+
+		range_spec_free(&impl->pub);
+		errno = e;
+	}
+	return NULL;
+}
+
+struct range_spec *range_parse(const char *text, struct range_error *err)
+{
+	return range_parse_n(text, strlen(text), err);
+}
+
+/* ---- evaluation ------------------------------------------------------------------- */
+
+bool range_gate_eval(const struct range_gate *gate, const bool *open)
+{
+	switch (gate->kind) {
+	case RANGE_GATE_RANGE:
+		return open[gate->index];
+	case RANGE_GATE_NOT:
+		return !range_gate_eval(gate->children[0], open);
+	case RANGE_GATE_AND:
+		for (size_t i = 0; i < gate->nchildren; i++)
+			if (!range_gate_eval(gate->children[i], open))
+				return false;
+		return true;
+	case RANGE_GATE_OR:
+		for (size_t i = 0; i < gate->nchildren; i++)
+			if (range_gate_eval(gate->children[i], open))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+/* ---- printing ---------------------------------------------------------------------- */
+
+struct out {
+	char *buf;
+	size_t cap;
+	size_t len;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->len < o->cap) {
+		size_t room = o->cap - o->len;
+
+		memcpy(o->buf + o->len, s, n < room ? n : room);
+	}
+	o->len += n;
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void put_char(struct out *o, char c)
+{
+	put(o, &c, 1);
+}
+
+static size_t out_end(struct out *o)
+{
+	if (o->cap > 0)
+		o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
+	return o->len;
+}
+
+static void put_trigger(struct out *o, const struct range_trigger *t)
+{
+	size_t room;
+
+	puts_(o, t->tracepoint);
+	if (!t->filter)
+		return;
+	puts_(o, "(");
+	room = o->len < o->cap ? o->cap - o->len : 0;
+	o->len += filter_format(t->filter, FILTER_FORMAT_CANONICAL,
+				room ? o->buf + o->len : NULL, room);
+	puts_(o, ")");
+}
+
+static int prec(enum range_gate_kind kind)
+{
+	switch (kind) {
+	case RANGE_GATE_OR:	return 1;
+	case RANGE_GATE_AND:	return 2;
+	case RANGE_GATE_NOT:	return 3;
+	case RANGE_GATE_RANGE:	break;
+	}
+	return 4;
+}
+
+static void put_gate(struct out *o, const struct range_gate *g);
+
+/* Parentheses keep both precedence and the tree's shape ("(a && b) && c"). */
+static void put_child(struct out *o, const struct range_gate *child, int parent_prec)
+{
+	bool parens = (child->kind == RANGE_GATE_AND || child->kind == RANGE_GATE_OR) &&
+		      prec(child->kind) <= parent_prec;
+
+	if (parens)
+		put_char(o, '(');
+	put_gate(o, child);
+	if (parens)
+		put_char(o, ')');
+}
+
+static void put_gate(struct out *o, const struct range_gate *g)
+{
+	switch (g->kind) {
+	case RANGE_GATE_RANGE:
+		if (g->starter)
+			put_trigger(o, g->starter);
+		puts_(o, "..");
+		if (g->stopper)
+			put_trigger(o, g->stopper);
+		break;
+	case RANGE_GATE_NOT:
+		put_char(o, '!');
+		put_child(o, g->children[0], prec(g->kind));
+		break;
+	case RANGE_GATE_AND:
+	case RANGE_GATE_OR:
+		for (size_t i = 0; i < g->nchildren; i++) {
+			if (i)
+				puts_(o, g->kind == RANGE_GATE_AND ? " && " : " || ");
+			put_child(o, g->children[i], prec(g->kind));
+		}
+		break;
+	}
+}
+
+size_t range_gate_format(const struct range_gate *gate, char *buf, size_t cap)
+{
+	struct out o = { buf, cap, 0 };
+
+	if (gate)
+		put_gate(&o, gate);
+	return out_end(&o);
+}
+
+size_t range_spec_format(const struct range_spec *spec, char *buf, size_t cap)
+{
+	struct out o = { buf, cap, 0 };
+
+	if (spec->nevents != 1)
+		put_char(&o, '(');
+	for (size_t i = 0; i < spec->nevents; i++) {
+		if (i)
+			put_char(&o, ',');
+		puts_(&o, spec->events[i].name);
+	}
+	if (spec->nevents != 1)
+		put_char(&o, ')');
+	if (spec->gate) {
+		put_char(&o, '@');
+		put_gate(&o, spec->gate);
+	}
+	return out_end(&o);
+}
+
+/* ---- error messages ------------------------------------------------------------------ */
+
+/* The spec as it can be shown on one terminal line, byte for byte. */
+static void put_shown(struct out *o, const char *text, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (is_space(c))
+			put_char(o, ' ');
+		else if (c < 0x20 || c == 0x7f)
+			put_char(o, '?');
+		else
+			put_char(o, (char)c);
+	}
+}
+
+size_t range_error_format(const char *text, size_t len, const struct range_error *err,
+			  char *buf, size_t cap)
+{
+	struct out o = { buf, cap, 0 };
+	size_t at = err->offset < len ? err->offset : len;
+
+	put_shown(&o, text, 0, len);
+	put_char(&o, '\n');
+	for (size_t i = 0; i < at; i++)
+		if (((unsigned char)text[i] & 0xc0) != 0x80)	/* not a UTF-8 continuation */
+			put_char(&o, ' ');
+	puts_(&o, "^ ");
+	puts_(&o, err->reason);
+	return out_end(&o);
+}
+
+size_t range_error_format_line(const char *text, size_t len, const struct range_error *err,
+			       char *buf, size_t cap)
+{
+	struct out o = { buf, cap, 0 };
+	size_t at = err->offset < len ? err->offset : len;
+	char n[32];
+
+	puts_(&o, err->reason);
+	snprintf(n, sizeof(n), " at byte %zu: ", at);
+	puts_(&o, n);
+	put_shown(&o, text, 0, at);
+	puts_(&o, "<HERE>");
+	put_shown(&o, text, at, len);
+	return out_end(&o);
+}
