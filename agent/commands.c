@@ -1,6 +1,6 @@
 /*
  * commands: control command dispatch (enable, disable, ping, snapshot,
- * stop, hello, window begin/end; range commands come with ranges).
+ * stop, hello, window begin/end, range load/unload).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/session.h"
+#include "agent/session_ranges.h"
 #include "agent/session_rows.h"
 #include "proto/ctl_proto.h"
 
@@ -67,20 +68,34 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 		control_reply(ch, false, reason);
 		return;
 	}
+	session_ranges_drain(s);
 	text = json_report_window_end(s, w, &result);
 	control_reply(ch, true, text);
 	free(text);
 	free(result.call);
 }
 
+static void commands_range(struct session *s, struct control_channel *ch,
+			   const struct ctl_command *cmd)
+{
+	char reason[CTL_REPLY_MAX];
+	int rc;
+
+	if (cmd->kind == CTL_CMD_RANGE_LOAD)
+		rc = session_ranges_load(s, cmd->name, cmd->spec, reason, sizeof(reason));
+	else
+		rc = session_ranges_unload(s, cmd->name, reason, sizeof(reason));
+	control_reply(ch, rc == 0, rc == 0 ? NULL : reason);
+}
+
 static void commands_hello(struct control_channel *ch)
 {
-	json_t *hello = json_pack("{s:i, s:s, s:s, s:[s,s,s,s,s,s,s,s]}",
+	json_t *hello = json_pack("{s:i, s:s, s:s, s:[s,s,s,s,s,s,s,s,s,s]}",
 				  "protocol", CTL_PROTO_VERSION,
 				  "agent", "perfgate",
 				  "version", PACKAGE_VERSION,
 				  "commands", "enable", "disable", "ping", "snapshot", "stop", "hello",
-				  "window begin", "window end");
+				  "window begin", "window end", "range load", "range unload");
 	char *text = json_dumps(hello, JSON_COMPACT);
 
 	control_reply(ch, true, text);
@@ -106,6 +121,10 @@ static void commands_dispatch(struct session *s, struct control_channel *ch,
 		return;
 	case CTL_CMD_WINDOW_END:
 		commands_window_end(s, ch, cmd);
+		return;
+	case CTL_CMD_RANGE_LOAD:
+	case CTL_CMD_RANGE_UNLOAD:
+		commands_range(s, ch, cmd);
 		return;
 	case CTL_CMD_HELLO:
 		commands_hello(ch);

@@ -5,12 +5,15 @@
  * interface), so a script's -e list means the same thing here as in perf.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tracefs.h>
 #include <unistd.h>
 
 #include "agent/events.h"
+#include "agent/filter_check.h"
 #include "agent/log.h"
 #include "agent/options.h"
 
@@ -85,8 +88,22 @@ static long apply_modifiers(struct perf_event_attr *attr, const char *mods)
 	return -1;
 }
 
-static int resolve_named(const struct event_spec *spec, struct event_def *def,
-			 const struct named_event *ev, const char *mods)
+static int fail(struct event_error *err, size_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct event_error *err, size_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->offset = offset;
+	va_start(ap, fmt);
+	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int resolve_named(const char *text, struct event_def *def, const struct named_event *ev,
+			 const char *mods, struct event_error *err)
 {
 	def->attr.type = ev->type;
 	def->attr.config = ev->config;
@@ -95,33 +112,26 @@ static int resolve_named(const struct event_spec *spec, struct event_def *def,
 	if (mods) {
 		long bad = apply_modifiers(&def->attr, mods);
 
-		if (bad >= 0) {
-			log_caret(spec->name, (size_t)(mods - spec->name + bad),
-				  "unknown modifier '%c' in event '%s' (expected u, k or h)",
-				  mods[bad], spec->name);
-			return -1;
-		}
-	}
-	if (spec->filter) {
-		log_error("--filter '%s' follows '%s', which is not a tracepoint",
-			  spec->filter, spec->name);
-		return -1;
+		if (bad >= 0)
+			return fail(err, (size_t)(mods - text + bad),
+				    "unknown modifier '%c' in event '%s' (expected u, k or h)",
+				    mods[bad], text);
 	}
 	return 0;
 }
 
 /* The tracepoint's id from tracefs/events/SYS/NAME/id. */
-static int resolve_tracepoint(const struct event_spec *spec, struct event_def *def,
-			      const char *colon)
+static int resolve_tracepoint(const char *text, struct event_def *def, const char *colon,
+			      struct event_error *err)
 {
-	char *sys = strndup(spec->name, (size_t)(colon - spec->name));
+	char *sys = strndup(text, (size_t)(colon - text));
 	const char *name = colon + 1;
-	char *text = NULL, *dir;
+	char *id = NULL, *dir;
 	int size = 0, rc = -1;
 
 	if (!tracefs_tracing_dir()) {
-		log_error("cannot find or mount tracefs (needed for '%s'): mount it with "
-			  "'mount -t tracefs nodev /sys/kernel/tracing'", spec->name);
+		fail(err, 0, "cannot find or mount tracefs (needed for '%s'): mount it with "
+		     "'mount -t tracefs nodev /sys/kernel/tracing'", text);
 		goto out;
 	}
 	dir = tracefs_get_tracing_file("events");
@@ -131,44 +141,95 @@ static int resolve_tracepoint(const struct event_spec *spec, struct event_def *d
 		snprintf(path, sizeof(path), "%s/%s", dir, sys);
 		tracefs_put_tracing_file(dir);
 		if (access(path, F_OK) != 0) {
-			log_caret(spec->name, 0, "unknown tracepoint subsystem '%s'", sys);
+			fail(err, 0, "unknown tracepoint subsystem '%s'", sys);
 			goto out;
 		}
 	}
-	text = tracefs_event_file_read(NULL, sys, name, "id", &size);
-	if (!text || size <= 0) {
-		log_caret(spec->name, (size_t)(name - spec->name),
-			  "unknown tracepoint '%s' in subsystem '%s'", name, sys);
+	id = tracefs_event_file_read(NULL, sys, name, "id", &size);
+	if (!id || size <= 0) {
+		fail(err, (size_t)(name - text), "unknown tracepoint '%s' in subsystem '%s'", name, sys);
 		goto out;
 	}
 	def->attr.type = PERF_TYPE_TRACEPOINT;
-	def->attr.config = strtoull(text, NULL, 10);
+	def->attr.config = strtoull(id, NULL, 10);
 	def->is_tracepoint = true;
-	if (spec->filter)
-		def->filter = strdup(spec->filter);
 	rc = 0;
 out:
-	free(text);
+	free(id);
 	free(sys);
+	return rc;
+}
+
+int events_resolve_name(const char *text, size_t len, struct event_def *def,
+			struct event_error *err)
+{
+	char *name = strndup(text, len);
+	const char *colon = strchr(name, ':');
+	const struct named_event *ev;
+	int rc;
+
+	memset(def, 0, sizeof(*def));
+	def->name = name;
+	def->attr.size = sizeof(def->attr);
+	ev = named_event_find(name, colon ? (size_t)(colon - name) : strlen(name));
+	if (ev)
+		rc = resolve_named(name, def, ev, colon ? colon + 1 : NULL, err);
+	else if (colon && colon != name && colon[1])
+		rc = resolve_tracepoint(name, def, colon, err);
+	else
+		rc = fail(err, 0, "unknown event '%s' (software, hardware, or subsys:tracepoint)",
+			  name);
+	return rc;
+}
+
+/* The filter as the kernel wants it (bare words quoted where it needs). */
+char *events_kernel_filter(const struct filter_node *tree)
+{
+	size_t len = filter_format(tree, FILTER_FORMAT_KERNEL, NULL, 0);
+	char *text = malloc(len + 1);
+
+	filter_format(tree, FILTER_FORMAT_KERNEL, text, len + 1);
+	return text;
+}
+
+/* --filter: parsed and checked against the tracepoint's format, so the
+ * caret lands on the real mistake before the kernel sees it. */
+static int events_check_filter(struct event_def *def, const char *filter)
+{
+	struct filter_error ferr = { 0 };
+	struct filter_node *tree = filter_parse(filter, strlen(filter), &ferr);
+	const char *colon = strchr(def->name, ':');
+	char *sys;
+	int rc;
+
+	if (!def->is_tracepoint) {
+		log_error("--filter '%s' follows '%s', which is not a tracepoint", filter, def->name);
+		return -1;
+	}
+	if (!tree) {
+		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.reason);
+		return -1;
+	}
+	sys = strndup(def->name, (size_t)(colon - def->name));
+	rc = filter_check(sys, colon + 1, tree, &ferr);
+	if (rc)
+		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.reason);
+	free(sys);
+	if (!rc)
+		def->filter = events_kernel_filter(tree);
+	filter_free(tree);
 	return rc;
 }
 
 int events_resolve(const struct event_spec *spec, struct event_def *def)
 {
-	const char *colon = strchr(spec->name, ':');
-	const struct named_event *ev;
+	struct event_error err = { 0 };
 
-	memset(def, 0, sizeof(*def));
-	def->name = strdup(spec->name);
-	def->attr.size = sizeof(def->attr);
-	ev = named_event_find(spec->name, colon ? (size_t)(colon - spec->name) : strlen(spec->name));
-	if (ev)
-		return resolve_named(spec, def, ev, colon ? colon + 1 : NULL);
-	if (colon && colon != spec->name && colon[1])
-		return resolve_tracepoint(spec, def, colon);
-	log_caret(spec->name, 0, "unknown event '%s' (software, hardware, or subsys:tracepoint)",
-		  spec->name);
-	return -1;
+	if (events_resolve_name(spec->name, strlen(spec->name), def, &err)) {
+		log_caret(spec->name, err.offset, "%s", err.reason);
+		return -1;
+	}
+	return spec->filter ? events_check_filter(def, spec->filter) : 0;
 }
 
 void events_def_free(struct event_def *def)

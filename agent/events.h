@@ -24,10 +24,24 @@ struct event_def {
 	bool is_clock;			/* value in ns, shown as msec */
 };
 
-/* Resolve one -e entry.  Prints an error with a caret and returns -1 when
- * the name is unknown. */
+/* Why a name did not resolve: reason, and the byte of the name it is at. */
+struct event_error {
+	size_t offset;
+	char reason[192];
+};
+
+/* Resolve one -e entry (its --filter checked against the tracepoint's
+ * format).  Prints an error with a caret and returns -1 on failure. */
 int events_resolve(const struct event_spec *spec, struct event_def *def);
+/* Resolve text[0..len) without printing: -1 with *err filled on failure.
+ * def->name is set (and must be freed) either way. */
+int events_resolve_name(const char *text, size_t len, struct event_def *def,
+			struct event_error *err);
 void events_def_free(struct event_def *def);
+
+struct filter_node;
+/* A parsed filter as text for PERF_EVENT_IOC_SET_FILTER (malloc'd). */
+char *events_kernel_filter(const struct filter_node *tree);
 
 /* perf stat's default set, used when no -e is given. */
 extern const char *const events_default_set[];

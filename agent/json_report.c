@@ -8,6 +8,7 @@
 
 #include "agent/json_report.h"
 #include "agent/log.h"
+#include "agent/range_set.h"
 #include "agent/session.h"
 
 /* {"event": count, ...}; null for an event the machine lacks. */
@@ -36,16 +37,42 @@ static json_t *json_view_counts(const struct session *s, struct view *views)
 	return counts;
 }
 
+/* {"event@range": count so far, ...}: the range views as they stand. */
+static json_t *json_range_totals(const struct session *s)
+{
+	json_t *totals = json_object();
+
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		const struct range_set *rs = s->range_sets[i];
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
+				char *key = NULL;
+
+				if (asprintf(&key, "%s@%s", range_set_event_name(rs, sp, e),
+					     range_set_label(rs, sp)) < 0)
+					continue;
+				json_object_set_new(totals, key, range_set_supported(rs, sp, e) ?
+					json_integer((json_int_t)range_set_value(rs, sp, e)) :
+					json_null());
+				free(key);
+			}
+		}
+	}
+	return totals;
+}
+
 char *json_report_window_end(const struct session *s, const struct window *w,
 			     const struct window_end_result *result)
 {
-	json_t *reply = json_pack("{s:s, s:I, s:{s:I, s:o}, s:{s:I, s:o}}",
+	json_t *reply = json_pack("{s:s, s:I, s:{s:I, s:o}, s:{s:I, s:o}, s:o}",
 		"window", w->name,
 		"calls", (json_int_t)w->calls,
 		"call", "time_ns", (json_int_t)result->call_ns,
 			"counts", json_counts(s, result->call),
 		"total", "time_ns", (json_int_t)window_open_ns(w),
-			"counts", json_view_counts(s, w->views));
+			"counts", json_view_counts(s, w->views),
+		"ranges", json_range_totals(s));
 	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
 	json_decref(reply);
@@ -91,6 +118,45 @@ static json_t *json_view(const struct view *v, const char *gate, const char *win
 		"time_enabled_ns", (json_int_t)value.ena, "time_running_ns", (json_int_t)value.run);
 }
 
+/* Range views: one per event of every spec of every set. */
+static void json_range_views(const struct session *s, json_t *views)
+{
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		const struct range_set *rs = s->range_sets[i];
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
+				bool ok = range_set_supported(rs, sp, e);
+
+				json_array_append_new(views, json_pack(
+					"{s:s, s:s, s:s, s:s, s:I, s:b}",
+					"event", range_set_event_name(rs, sp, e), "gate", "range",
+					"range", range_set_label(rs, sp),
+					"status", ok ? "counted" : "not supported",
+					"count", (json_int_t)range_set_value(rs, sp, e),
+					"incomplete", range_set_lost(rs) > 0));
+			}
+		}
+	}
+}
+
+/* Every range set: its specs as written, and what it lost. */
+static json_t *json_ranges(const struct session *s)
+{
+	json_t *ranges = json_array();
+
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		const struct range_set *rs = s->range_sets[i];
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++)
+			json_array_append_new(ranges, json_pack("{s:s, s:s?, s:s, s:b, s:I}",
+				"label", range_set_label(rs, sp), "name", rs->name,
+				"spec", rs->specs[sp]->text, "unloaded", rs->unloaded,
+				"lost_records", (json_int_t)range_set_lost(rs)));
+	}
+	return ranges;
+}
+
 static json_t *json_views(const struct session *s)
 {
 	json_t *views = json_array();
@@ -101,6 +167,7 @@ static json_t *json_views(const struct session *s)
 		for (size_t i = 0; i < s->nr_counters; i++)
 			json_array_append_new(views, json_view(&s->windows[w]->views[i], "window",
 							       s->windows[w]->name));
+	json_range_views(s, views);
 	return views;
 }
 
@@ -137,12 +204,13 @@ static json_t *json_run(const struct session *s, int exit_code)
 
 int json_report_write(struct session *s, const char *path, int exit_code)
 {
-	json_t *doc = json_pack("{s:{s:s, s:i}, s:o, s:o, s:o, s:o}",
+	json_t *doc = json_pack("{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o}",
 		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
 		"run", json_run(s, exit_code),
 		"events", json_events(s),
 		"views", json_views(s),
-		"windows", json_windows(s));
+		"windows", json_windows(s),
+		"ranges", json_ranges(s));
 	int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 
 	json_decref(doc);

@@ -26,6 +26,7 @@ int main(int argc, char **argv)
 		return rc > 0 ? EXIT_SUCCESS : 129;
 	}
 	if (session_init(&session, &opts) || session_start(&session)) {
+		session_abort(&session);
 		options_free(&opts);
 		return 255;
 	}

@@ -48,6 +48,7 @@ struct options {
 	bool append;		/* --append */
 	int log_fd;		/* --log-fd, -1 when absent */
 	char *json_file;	/* --json-file: the whole run as one JSON document */
+	int mmap_pages;		/* -m: ring-buffer data pages per CPU for ranges */
 
 	char **workload;	/* argv after the options, NULL-terminated */
 	int nr_workload;

@@ -313,16 +313,30 @@ static void report_json_row(struct report *report,
 	 * seen that string, so it is kept. */
 	fprintf(out, "\"metric-value\" : %f, \"metric-unit\" : \"%s\"",
 		m->value, m->unit ? m->unit : "(null)");
-	/* A named window's view: perf's keys, then the window's name. */
-	if (window) {
-		fputs(", \"window\" : \"", out);
-		report_json_string(out, window);
+	/* A named window's or a range's view: perf's keys, then its name. */
+	if (window || row->range) {
+		fputs(window ? ", \"window\" : \"" : ", \"range\" : \"", out);
+		report_json_string(out, window ? window : row->range);
 		fputc('"', out);
 	}
+	if (row->incomplete)
+		fputs(", \"incomplete\" : true", out);
 	fputc('}', out);
 }
 
 /* ---- lines --------------------------------------------------------- */
+
+/* A view that lost records says so, in the text and -x forms (-j has its
+ * own key): never a short count that looks whole. */
+static void report_incomplete(struct report *report, const struct report_row *row)
+{
+	if (!row->incomplete || report->format == REPORT_JSON)
+		return;
+	if (report->format == REPORT_CSV)
+		fprintf(report->out, "%sincomplete", report->csv_sep);
+	else
+		fputs("  (incomplete)", report->out);
+}
 
 static void report_line_start(struct report *report,
 			      const struct report_when *when)
@@ -361,6 +375,9 @@ static bool report_rows(struct report *report, const struct report_when *when,
 		if (window && report->format != REPORT_JSON) {
 			snprintf(name, sizeof(name), "%s@%s", row.event, window);
 			row.event = name;
+		} else if (row.range && report->format != REPORT_JSON) {
+			snprintf(name, sizeof(name), "%s@%s", row.event, row.range);
+			row.event = name;
 		}
 		v = report_value_of(&row);
 		m = report_metric_of(&row, &v, &shadow);
@@ -372,6 +389,7 @@ static bool report_rows(struct report *report, const struct report_when *when,
 			report_csv_row(report, &row, &v, &m);
 		else
 			report_text_row(report, &row, &v, &m);
+		report_incomplete(report, &row);
 		fputc('\n', report->out);
 	}
 	return not_counted;
@@ -471,6 +489,28 @@ void report_final_window(struct report *report, const struct report_window *w,
 	report_rows(report, &when, rows, n, open_ns, w->name);
 	if (report->format == REPORT_TEXT)
 		fputs("\n\n", report->out);
+	fflush(report->out);
+}
+
+void report_final_ranges(struct report *report, double wall_s,
+			 const struct report_row *rows, size_t n)
+{
+	struct report_when when = { .interval = false };
+
+	if (report->format == REPORT_TEXT)
+		fputs(" Ranges:\n\n", report->out);
+	report_rows(report, &when, rows, n, (double)(uint64_t)(wall_s * 1e9 + 0.5), NULL);
+	if (report->format == REPORT_TEXT)
+		fputs("\n\n", report->out);
+	fflush(report->out);
+}
+
+void report_interval_ranges(struct report *report, double timestamp_s,
+			    const struct report_row *rows, size_t n)
+{
+	struct report_when when = report_when_of(timestamp_s);
+
+	report_rows(report, &when, rows, n, (double)report->interval_ns, NULL);
 	fflush(report->out);
 }
 

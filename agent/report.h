@@ -31,6 +31,12 @@ struct report_row {
 	uint64_t enabled_ns;	/* time the view's counter was enabled ... */
 	uint64_t running_ns;	/* ... and running on the PMU (for scaling) */
 	bool is_clock;		/* task-clock / cpu-clock: shown as msec */
+	/* A range view: shown as "event@range" (text, -x) or with a "range"
+	 * key (-j); NULL for other views. */
+	const char *range;
+	/* Records were lost: the count may be short.  Text appends
+	 * "  (incomplete)", -x a last field "incomplete", -j a key. */
+	bool incomplete;
 };
 
 enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
@@ -92,6 +98,13 @@ struct report_window {
  * -j: the rows with a "window" key).  Printed after report_final(). */
 void report_final_window(struct report *report, const struct report_window *w,
 			 const struct report_row *rows, size_t n);
+/* The final report's block of range views (text: " Ranges:" then the
+ * rows; -x, -j: the rows alone).  wall_s is the run's elapsed time. */
+void report_final_ranges(struct report *report, double wall_s,
+			 const struct report_row *rows, size_t n);
+/* Range rows for the interval just printed by report_interval(). */
+void report_interval_ranges(struct report *report, double timestamp_s,
+			    const struct report_row *rows, size_t n);
 /* A window's rows for the interval just printed by report_interval(). */
 void report_interval_window(struct report *report, double timestamp_s,
 			    const struct report_window *w,

@@ -10,15 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdarg.h>
 #include <event2/event.h>
+#include <perf/core.h>
 
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
 #include "agent/session.h"
+#include "agent/session_ranges.h"
 #include "agent/session_rows.h"
 #include "agent/target.h"
 
+/* The plain -e events (or perf stat's default set when there is no -e at
+ * all), each one counter with its default view.  Range specs are
+ * session_ranges' business. */
 static int session_resolve_events(struct session *s)
 {
 	const struct options *opts = s->opts;
@@ -29,13 +35,27 @@ static int session_resolve_events(struct session *s)
 	for (size_t i = 0; i < n; i++) {
 		struct event_spec fallback = { (char *)events_default_set[i], NULL };
 		const struct event_spec *spec = opts->nr_events ? &opts->events[i] : &fallback;
+		struct counter *c = &s->counters[s->nr_counters];
 
-		if (events_resolve(spec, &s->counters[i].def))
+		if (opts->nr_events && session_ranges_is_spec(spec))
+			continue;
+		if (events_resolve(spec, &c->def)) {
+			events_def_free(&c->def);
 			return -1;
-		s->nr_counters = i + 1;
-		view_init(&s->default_views[i], &s->counters[i]);
+		}
+		view_init(&s->default_views[s->nr_counters], c);
+		s->nr_counters++;
 	}
-	return 0;
+	return session_ranges_parse(s);
+}
+
+/* libperf's own messages: only its errors are worth the user's attention. */
+static int session_libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBPERF_ERR)
+		return 0;
+	fputs("perfgate: libperf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
 }
 
 /* perf's final report ends with a hint when the NMI watchdog holds a PMU
@@ -88,6 +108,8 @@ int session_init(struct session *s, const struct options *opts)
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
 	s->workload_ctl_fd = s->workload_ack_fd = -1;
+	/* Before any mmap: libperf learns the page size here. */
+	libperf_init(session_libperf_print);
 	s->target = target_describe(opts);
 	/* A client that goes away must never kill the agent. */
 	signal(SIGPIPE, SIG_IGN);
@@ -186,7 +208,13 @@ static void on_interval(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd, (void)what;
 	session_print_interval(s);
-	if (s->opts->interval_count && ++s->intervals_done >= s->opts->interval_count)
+	if (!s->opts->interval_count || ++s->intervals_done < s->opts->interval_count)
+		return;
+	/* As perf stat: the count ends the printing; a workload still runs
+	 * to its end and its status passes through.  Without one, the run
+	 * ends here. */
+	event_del(s->interval_timer);
+	if (!s->has_workload)
 		session_end(s, 0);
 }
 
@@ -280,7 +308,8 @@ int session_start(struct session *s)
 		close(child_fds[0]);
 		close(child_fds[1]);
 	}
-	if (session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
+	if (session_ranges_open(s) ||
+	    session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
 	    session_watch_targets(s))
 		return -1;
 	if (opts->delay_ms == 0)
@@ -359,6 +388,7 @@ static void session_free(struct session *s)
 		counter_close(&s->counters[i]);
 		events_def_free(&s->counters[i].def);
 	}
+	session_ranges_free(s);
 	if (s->base)
 		event_base_free(s->base);
 	if (s->out && s->out != stderr)
@@ -372,10 +402,27 @@ static void session_free(struct session *s)
 	free(s->target);
 }
 
+void session_abort(struct session *s)
+{
+	if (s->has_workload && s->workload.pid > 0) {
+		/* A held child exits when its go pipe closes; one already
+		 * running is ended as at any other end of a run. */
+		if (s->workload.go_fd >= 0)
+			close(s->workload.go_fd);
+		s->workload.go_fd = -1;
+		workload_terminate(&s->workload);
+		workload_reap(&s->workload, true);
+	}
+	session_free(s);
+}
+
 int session_finish(struct session *s)
 {
+	unsigned long long lost;
 	int code = 0;
 
+	/* The workload is reaped: every thread left its final record. */
+	session_ranges_finish(s);
 	session_close_windows(s);
 	if (s->opts->interval_ms) {
 		/* The last, partial interval, unless --interval-count ended the run. */
@@ -386,6 +433,10 @@ int session_finish(struct session *s)
 	fflush(s->out);
 	if (s->stop_channel)
 		control_reply(s->stop_channel, true, NULL);
+	lost = session_ranges_lost(s);
+	if (lost)
+		log_warn("%llu ring-buffer records were lost: range views are marked incomplete "
+			 "(a larger -m keeps more)", lost);
 	if (s->has_workload)
 		code = workload_exit_code(&s->workload);
 	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)

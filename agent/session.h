@@ -23,6 +23,8 @@
 
 struct event_base;
 struct event;
+struct range_spec;
+struct range_set;
 
 struct session {
 	const struct options *opts;
@@ -30,6 +32,11 @@ struct session {
 	struct counter *counters;	/* one per resolved event */
 	struct view *default_views;	/* the default window's view of each counter */
 	size_t nr_counters;
+
+	struct range_spec **startup_specs;	/* -e ranges, until their set owns them */
+	size_t nr_startup_specs;
+	struct range_set **range_sets;	/* start-up set first, then "range load"s */
+	size_t nr_range_sets;
 
 	struct window **windows;	/* named windows, in order of first begin */
 	size_t nr_windows;
@@ -68,6 +75,8 @@ void session_run(struct session *s);
 void session_end(struct session *s, int sig);
 /* The named window NAME, created (closed) when create is set. */
 struct window *session_window(struct session *s, const char *name, bool create);
+/* Start-up failed: end a held workload and free what was made. */
+void session_abort(struct session *s);
 /* Final report; returns perfgate's exit code (the workload's status). */
 int session_finish(struct session *s);
 

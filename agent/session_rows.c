@@ -3,9 +3,12 @@
  * the default window and every named window, and print them.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 
 #include "agent/session.h"
+#include "agent/range_set.h"
+#include "agent/session_ranges.h"
 #include "agent/session_rows.h"
 
 /* How a set of rows is taken from its views. */
@@ -67,11 +70,51 @@ static struct report_window report_window_of(const struct window *w)
 	};
 }
 
+/* Rows of every range view of every set (malloc'd; *n of them).  For an
+ * interval, each row is the delta since the last one. */
+static struct report_row *range_rows(struct session *s, enum rows_mode mode, size_t *n,
+				     uint64_t span_ns)
+{
+	struct report_row *rows = NULL;
+
+	*n = 0;
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		struct range_set *rs = s->range_sets[i];
+		bool incomplete = range_set_lost(rs) > 0;
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
+				uint64_t value = range_set_value(rs, sp, e);
+				uint64_t *base = &rs->interval_base[sp * (rs->nr_events + 1) + e];
+				struct report_row *row;
+
+				rows = realloc(rows, (*n + 1) * sizeof(*rows));
+				row = &rows[(*n)++];
+				memset(row, 0, sizeof(*row));
+				row->event = range_set_event_name(rs, sp, e);
+				row->range = range_set_label(rs, sp);
+				row->is_clock = range_set_event(rs, sp, e)->is_clock;
+				row->count = mode == ROWS_INTERVAL ? value - *base : value;
+				if (mode == ROWS_INTERVAL)
+					*base = value;
+				row->enabled_ns = row->running_ns = span_ns ? span_ns : 1;
+				row->incomplete = incomplete;
+				row->status = range_set_supported(rs, sp, e) ? REPORT_COUNTED :
+					      REPORT_NOT_SUPPORTED;
+			}
+		}
+	}
+	return rows;
+}
+
 static void print_interval_lines(struct session *s, enum rows_mode mode)
 {
 	double now = seconds_since_start(s);
-	struct report_row *rows = rows_of(s, s->default_views, mode);
+	struct report_row *rows;
+	size_t n;
 
+	session_ranges_drain(s);
+	rows = rows_of(s, s->default_views, mode);
 	report_interval(&s->report, now, rows, s->nr_counters);
 	free(rows);
 	for (size_t i = 0; i < s->nr_windows; i++) {
@@ -81,6 +124,11 @@ static void print_interval_lines(struct session *s, enum rows_mode mode)
 		report_interval_window(&s->report, now, &rw, rows, s->nr_counters);
 		free(rows);
 	}
+	rows = range_rows(s, mode, &n, mode == ROWS_INTERVAL ? s->report.interval_ns :
+			  (uint64_t)(now * 1e9));
+	if (n)
+		report_interval_ranges(&s->report, now, rows, n);
+	free(rows);
 }
 
 void session_print_interval(struct session *s)
@@ -112,6 +160,7 @@ void session_print_final(struct session *s)
 {
 	struct report_run run;
 	struct report_row *rows = rows_of(s, s->default_views, ROWS_TOTAL);
+	size_t n;
 
 	fill_run(s, &run);
 	report_final(&s->report, &run, rows, s->nr_counters);
@@ -123,4 +172,8 @@ void session_print_final(struct session *s)
 		report_final_window(&s->report, &rw, rows, s->nr_counters);
 		free(rows);
 	}
+	rows = range_rows(s, ROWS_TOTAL, &n, (uint64_t)(run.elapsed_s * 1e9));
+	if (n)
+		report_final_ranges(&s->report, run.elapsed_s, rows, n);
+	free(rows);
 }

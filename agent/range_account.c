@@ -1,0 +1,294 @@
+/*
+ * range_account: per-thread range state and exact delta attribution.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/range_account.h"
+
+struct thread_state {
+	uint32_t tid;
+	bool used;
+	unsigned root;
+	uint64_t open;				/* bit i: leaf i has depth > 0 */
+	uint32_t depth[RANGE_LEAVES_MAX];
+	uint64_t *last;				/* [cpu][member] values last seen */
+};
+
+struct range_account {
+	const struct range_member *members;
+	size_t nr_members;
+	const struct range_leaf *leaves;
+	size_t nr_leaves;
+	const struct range_view_def *views;
+	size_t nr_views;
+	unsigned nr_cpus;
+	uint64_t *sums;				/* [view][member] */
+	uint64_t lost;
+
+	/* Final values of exited threads, per root: [root][cpu][member]. */
+	uint64_t **exited;
+	size_t nr_roots;
+
+	/* Open-addressing table of threads by tid, at most half full. */
+	struct thread_state *threads;
+	size_t nr_threads, cap_threads;
+};
+
+static bool gate_open(const struct range_gate *gate, unsigned base, uint64_t open)
+{
+	switch (gate->kind) {
+	case RANGE_GATE_RANGE:
+		return open >> (base + gate->index) & 1;
+	case RANGE_GATE_AND:
+		for (size_t i = 0; i < gate->nchildren; i++)
+			if (!gate_open(gate->children[i], base, open))
+				return false;
+		return true;
+	case RANGE_GATE_OR:
+		for (size_t i = 0; i < gate->nchildren; i++)
+			if (gate_open(gate->children[i], base, open))
+				return true;
+		return false;
+	case RANGE_GATE_NOT:
+		return !gate_open(gate->children[0], base, open);
+	}
+	return false;
+}
+
+bool range_view_open(const struct range_view_def *view, uint64_t open_leaves)
+{
+	return !view->gate || gate_open(view->gate, view->leaf_base, open_leaves);
+}
+
+struct range_account *range_account_new(const struct range_member *members, size_t nr_members,
+					const struct range_leaf *leaves, size_t nr_leaves,
+					const struct range_view_def *views, size_t nr_views,
+					unsigned nr_cpus)
+{
+	struct range_account *acct = calloc(1, sizeof(*acct));
+
+	acct->members = members;
+	acct->nr_members = nr_members;
+	acct->leaves = leaves;
+	acct->nr_leaves = nr_leaves;
+	acct->views = views;
+	acct->nr_views = nr_views;
+	acct->nr_cpus = nr_cpus;
+	acct->sums = calloc(nr_views * nr_members, sizeof(*acct->sums));
+	acct->cap_threads = 64;
+	acct->threads = calloc(acct->cap_threads, sizeof(*acct->threads));
+	return acct;
+}
+
+void range_account_free(struct range_account *acct)
+{
+	if (!acct)
+		return;
+	for (size_t i = 0; i < acct->cap_threads; i++)
+		free(acct->threads[i].last);
+	for (size_t i = 0; i < acct->nr_roots; i++)
+		free(acct->exited[i]);
+	free(acct->exited);
+	free(acct->threads);
+	free(acct->sums);
+	free(acct);
+}
+
+static struct thread_state *thread_slot(struct thread_state *table, size_t cap, uint32_t tid)
+{
+	size_t i = (tid * 2654435761u) & (cap - 1);
+
+	while (table[i].used && table[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	return &table[i];
+}
+
+static void threads_grow(struct range_account *acct)
+{
+	size_t cap = acct->cap_threads * 2;
+	struct thread_state *table = calloc(cap, sizeof(*table));
+
+	for (size_t i = 0; i < acct->cap_threads; i++)
+		if (acct->threads[i].used)
+			*thread_slot(table, cap, acct->threads[i].tid) = acct->threads[i];
+	free(acct->threads);
+	acct->threads = table;
+	acct->cap_threads = cap;
+}
+
+static uint64_t *exited_of(struct range_account *acct, unsigned root)
+{
+	size_t per_root = (size_t)acct->nr_cpus * acct->nr_members;
+
+	if (root >= acct->nr_roots) {
+		acct->exited = realloc(acct->exited, (root + 1) * sizeof(*acct->exited));
+		for (size_t i = acct->nr_roots; i <= root; i++)
+			acct->exited[i] = calloc(per_root, sizeof(uint64_t));
+		acct->nr_roots = root + 1;
+	}
+	return acct->exited[root];
+}
+
+/* A thread's range state as it begins: its "..T" leaves open. */
+static void thread_reset(struct range_account *acct, struct thread_state *t)
+{
+	memset(t->last, 0, (size_t)acct->nr_cpus * acct->nr_members * sizeof(*t->last));
+	memset(t->depth, 0, sizeof(t->depth));
+	t->open = 0;
+	for (size_t i = 0; i < acct->nr_leaves; i++) {
+		if (!acct->leaves[i].has_starter) {
+			t->depth[i] = 1;
+			t->open |= 1ull << i;
+		}
+	}
+}
+
+/* Counters never go back: a record below the last one of its (tid, CPU)
+ * comes from a new thread the kernel gave a dead thread's tid. */
+static bool values_went_back(const struct range_account *acct, const uint64_t *last,
+			     const uint64_t *values)
+{
+	for (size_t m = 0; m < acct->nr_members; m++)
+		if (values[m] < last[m])
+			return true;
+	return false;
+}
+
+/* The dead thread's values are banked with its root (finish still needs
+ * them); the slot starts over for the new one. */
+static void thread_reuse(struct range_account *acct, struct thread_state *t, unsigned root)
+{
+	uint64_t *bank = exited_of(acct, t->root);
+
+	for (size_t i = 0; i < (size_t)acct->nr_cpus * acct->nr_members; i++)
+		bank[i] += t->last[i];
+	thread_reset(acct, t);
+	t->root = root;
+}
+
+static struct thread_state *thread_get(struct range_account *acct, uint32_t tid, unsigned root)
+{
+	struct thread_state *t;
+
+	if (2 * (acct->nr_threads + 1) > acct->cap_threads)
+		threads_grow(acct);
+	t = thread_slot(acct->threads, acct->cap_threads, tid);
+	if (t->used)
+		return t;
+	t->used = true;
+	t->tid = tid;
+	t->root = root;
+	t->last = calloc((size_t)acct->nr_cpus * acct->nr_members, sizeof(*t->last));
+	thread_reset(acct, t);
+	acct->nr_threads++;
+	return t;
+}
+
+/* Add delta of member m to every view whose gate is open under state. */
+static void attribute(struct range_account *acct, uint64_t open, size_t m, uint64_t delta)
+{
+	if (!delta || !acct->members[m].counted)
+		return;
+	for (size_t v = 0; v < acct->nr_views; v++)
+		if (range_view_open(&acct->views[v], open))
+			acct->sums[v * acct->nr_members + m] += delta;
+}
+
+static void apply_starts(struct range_account *acct, struct thread_state *t, uint64_t starts)
+{
+	for (size_t i = 0; i < acct->nr_leaves; i++) {
+		if (!(starts >> i & 1))
+			continue;
+		/* "S.." opens once and stays open: no depth to unwind. */
+		if (acct->leaves[i].has_stopper || t->depth[i] == 0)
+			t->depth[i]++;
+		t->open |= 1ull << i;
+	}
+}
+
+static void apply_stops(struct range_account *acct, struct thread_state *t, uint64_t stops)
+{
+	for (size_t i = 0; i < acct->nr_leaves; i++) {
+		if (!(stops >> i & 1) || t->depth[i] == 0)
+			continue;
+		/* "..T" closes at its first T and never reopens. */
+		t->depth[i] = acct->leaves[i].has_starter ? t->depth[i] - 1 : 0;
+		if (t->depth[i] == 0)
+			t->open &= ~(1ull << i);
+	}
+}
+
+void range_account_record(struct range_account *acct, const struct range_record *rec)
+{
+	struct thread_state *t;
+	uint64_t *last;
+	size_t own = rec->kind == RANGE_RECORD_SAMPLE && rec->member >= 0 ?
+		     (size_t)rec->member : acct->nr_members;
+	bool own_hit = false;
+
+	if (rec->cpu >= acct->nr_cpus || rec->kind != RANGE_RECORD_SAMPLE)
+		return;
+	t = thread_get(acct, rec->tid, rec->root);
+	last = t->last + (size_t)rec->cpu * acct->nr_members;
+	if (values_went_back(acct, last, rec->values))
+		thread_reuse(acct, t, rec->root);
+	for (size_t m = 0; m < acct->nr_members; m++) {
+		uint64_t delta = rec->values[m] - last[m];
+
+		/* The sampling member's own hit is placed after the others. */
+		if (m == own && delta > 0) {
+			delta--;
+			own_hit = true;
+		}
+		attribute(acct, t->open, m, delta);
+		last[m] = rec->values[m];
+	}
+	if (own == acct->nr_members)
+		return;
+	apply_starts(acct, t, acct->members[own].starts);
+	if (own_hit)
+		attribute(acct, t->open, own, 1);
+	apply_stops(acct, t, acct->members[own].stops);
+}
+
+void range_account_finish_root(struct range_account *acct, unsigned root, uint32_t root_tid,
+			       const uint64_t *values)
+{
+	struct thread_state *root_thread = thread_get(acct, root_tid, root);
+	const uint64_t *bank = exited_of(acct, root);
+
+	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++) {
+		for (size_t m = 0; m < acct->nr_members; m++) {
+			uint64_t seen = bank[(size_t)cpu * acct->nr_members + m];
+
+			for (size_t i = 0; i < acct->cap_threads; i++) {
+				const struct thread_state *t = &acct->threads[i];
+
+				if (t->used && t->root == root)
+					seen += t->last[(size_t)cpu * acct->nr_members + m];
+			}
+			if (values[(size_t)cpu * acct->nr_members + m] > seen) {
+				uint64_t rest = values[(size_t)cpu * acct->nr_members + m] - seen;
+
+				attribute(acct, root_thread->open, m, rest);
+				root_thread->last[(size_t)cpu * acct->nr_members + m] += rest;
+			}
+		}
+	}
+}
+
+uint64_t range_account_value(const struct range_account *acct, size_t view, size_t member)
+{
+	return acct->sums[view * acct->nr_members + member];
+}
+
+void range_account_mark_lost(struct range_account *acct, uint64_t lost)
+{
+	acct->lost += lost ? lost : 1;
+}
+
+uint64_t range_account_lost(const struct range_account *acct)
+{
+	return acct->lost;
+}

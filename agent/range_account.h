@@ -1,0 +1,96 @@
+/*
+ * range_account: the exact accounting behind range views, without the kernel.
+ *
+ * The kernel writes a record at every trigger hit and every context switch
+ * of a measured thread, holding the value of every counter of the thread's
+ * group on that CPU (PERF_SAMPLE_READ | PERF_FORMAT_GROUP).  Walking those
+ * records in time order, this module keeps each thread's range state (the
+ * nesting depth of every range leaf) and each (thread, CPU) pair's last
+ * values, and adds every delta to the views whose gate was open over it.
+ * Because deltas are differences of one physical counter, the views of an
+ * event through complementary gates add up exactly to the event's total.
+ *
+ * The order of a trigger's own hit is defined (DESIGN.md section 6): a
+ * trigger's hit is inside the ranges it starts and inside the ranges it
+ * stops; every other delta in its record happened before it, under the
+ * state before it.  The module is pure (no I/O, no kernel) so that this
+ * arithmetic is unit-tested on its own (tests/unit/test_range_account.c).
+ */
+#ifndef PERFGATE_RANGE_ACCOUNT_H
+#define PERFGATE_RANGE_ACCOUNT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/range_parse.h"
+
+#define RANGE_LEAVES_MAX 64	/* leaves of all gates of one range set */
+
+/* What one member of the kernel group is for.  A member may be several
+ * things at once: a tracepoint that starts one leaf and stops another, or
+ * a trigger that is also a counted event. */
+struct range_member {
+	uint64_t starts;	/* bit i: starts leaf i */
+	uint64_t stops;		/* bit i: stops leaf i */
+	bool counted;		/* its value is shown in views */
+};
+
+/* How a leaf "S..T" behaves when an end is open. */
+struct range_leaf {
+	bool has_starter;	/* false: "..T", open from the thread's start */
+	bool has_stopper;	/* false: "S..", open until the end */
+};
+
+/* One view set: a parsed gate (proto/range_parse.h) whose ranges are
+ * leaves leaf_base + range->index, counting every counted member.  A NULL
+ * gate is always open (the events' ungated totals). */
+struct range_view_def {
+	const struct range_gate *gate;
+	unsigned leaf_base;
+};
+
+enum range_record_kind {
+	RANGE_RECORD_SAMPLE,	/* a trigger hit, a context switch, a thread's exit */
+};
+
+struct range_record {
+	enum range_record_kind kind;
+	uint64_t time;
+	uint32_t tid;
+	uint32_t cpu;
+	unsigned root;		/* which group root the record came from (by id) */
+	int member;		/* the member that sampled (SAMPLE), or -1 */
+	const uint64_t *values;	/* one per member, member order */
+};
+
+struct range_account;
+
+struct range_account *range_account_new(const struct range_member *members, size_t nr_members,
+					const struct range_leaf *leaves, size_t nr_leaves,
+					const struct range_view_def *views, size_t nr_views,
+					unsigned nr_cpus);
+void range_account_free(struct range_account *acct);
+
+/* Account one record; records must come in time order. */
+void range_account_record(struct range_account *acct, const struct range_record *rec);
+/*
+ * The run is over: values[cpu * nr_members + m] is what the groups of root
+ * (opened on thread root_tid, inherited by its descendants) counted on each
+ * CPU in all, read from their fds.  What the records did not show -- the
+ * root thread's last stretch, and the few instructions of each thread's
+ * exit after its last record -- is added under the root thread's final
+ * state, so the views add up to the fds' totals exactly.
+ */
+void range_account_finish_root(struct range_account *acct, unsigned root, uint32_t root_tid,
+			       const uint64_t *values);
+
+/* A view's count of member m so far. */
+uint64_t range_account_value(const struct range_account *acct, size_t view, size_t member);
+/* Records a gap: views are flagged incomplete from now on. */
+void range_account_mark_lost(struct range_account *acct, uint64_t lost);
+uint64_t range_account_lost(const struct range_account *acct);
+/* Is a view's gate open when the leaves in open_leaves (bit i) are? */
+bool range_view_open(const struct range_view_def *view, uint64_t open_leaves);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * range_groups: the kernel side of ranges -- perf groups whose triggers
+ * write a record of every counter at every hit, and the ring buffers they
+ * write into (DESIGN.md section 6).
+ *
+ * Layout, decided by what this kernel accepts (DESIGN.md's measured facts):
+ * one group per CPU and per root thread (pid = thread, cpu = N, inherit = 1,
+ * so the thread's future children and threads are followed), one ring
+ * buffer per CPU shared by all roots.  Member 0 of every group is a
+ * context-switch sampler: its switch-out records snapshot the CPU a thread
+ * leaves, so a thread that migrates inside a range loses nothing.  (No
+ * inherit_stat: its final records at a thread's exit are written by the
+ * exiting CPU into other CPUs' buffers, and such cross-CPU writes garbled
+ * records under load; range_set adds a sched_process_exit sampler for the
+ * exit instead.)  Records are decoded, merged across CPUs in time order and
+ * fed to range_account.
+ */
+#ifndef PERFGATE_RANGE_GROUPS_H
+#define PERFGATE_RANGE_GROUPS_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct event_base;
+struct range_account;
+struct range_groups;
+
+/* One member the caller asks for (the switch sampler is added as member 0,
+ * so the caller's member i is group member i + 1). */
+struct range_group_event {
+	const char *name;		/* for messages */
+	struct perf_event_attr attr;	/* type and config */
+	const char *filter;		/* tracepoint filter, or NULL */
+	bool samples;			/* a trigger: a record at every hit */
+};
+
+struct range_groups_params {
+	const struct range_group_event *events;
+	size_t nr_events;
+	const pid_t *roots;		/* threads to open on (inherit follows their children) */
+	size_t nr_roots;
+	bool enable_on_exec;		/* start counting when the workload execs */
+	int pages;			/* ring-buffer data pages per CPU (-m) */
+};
+
+/* Open and mmap; prints what failed and returns NULL on error.  A counted
+ * event the machine lacks is left out: range_groups_supported() says so. */
+struct range_groups *range_groups_open(const struct range_groups_params *params);
+void range_groups_close(struct range_groups *g);
+
+size_t range_groups_nr_members(const struct range_groups *g);
+unsigned range_groups_nr_cpus(const struct range_groups *g);
+bool range_groups_supported(const struct range_groups *g, size_t member);
+
+/* Call fn when a ring buffer passes its watermark (the loop's wakeup). */
+int range_groups_watch(struct range_groups *g, struct event_base *base,
+		       void (*fn)(void *arg), void *arg);
+/* Feed acct the records written so far, in time order.  Records younger
+ * than a short margin wait for the next drain (another CPU may still hold
+ * older ones), unless everything is set (the workload has ended). */
+void range_groups_drain(struct range_groups *g, struct range_account *acct, bool everything);
+/* A member's value summed over every group, read from the kernel now,
+ * with the groups' enabled and running times (the counter behind a plain
+ * -e view of an event the ranges also count). */
+void range_groups_read_member(struct range_groups *g, size_t member, uint64_t *val,
+			      uint64_t *ena, uint64_t *run);
+/* The run is over: drain everything and account the roots' last stretch. */
+void range_groups_finish(struct range_groups *g, struct range_account *acct);
+
+#endif

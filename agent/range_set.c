@@ -1,0 +1,293 @@
+/*
+ * range_set: compile range specs, open them, and read their views.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event2/event.h>
+
+#include "agent/events.h"
+#include "agent/filter_check.h"
+#include "agent/log.h"
+#include "agent/range_set.h"
+
+static int set_error(struct range_set_error *err, size_t spec, size_t offset, const char *reason)
+{
+	err->spec = spec;
+	err->offset = offset;
+	snprintf(err->reason, sizeof(err->reason), "%s", reason);
+	return -1;
+}
+
+static bool same_event(const struct event_def *a, const char *a_filter,
+		       const struct event_def *b, const char *b_filter)
+{
+	if (a->attr.type != b->attr.type || a->attr.config != b->attr.config ||
+	    a->attr.exclude_user != b->attr.exclude_user ||
+	    a->attr.exclude_kernel != b->attr.exclude_kernel ||
+	    a->attr.exclude_hv != b->attr.exclude_hv)
+		return false;
+	if (!a_filter || !b_filter)
+		return !a_filter && !b_filter;
+	return strcmp(a_filter, b_filter) == 0;
+}
+
+/* The member for def (+ filter), added when new; takes def and filter. */
+static size_t member_for(struct range_set *rs, struct event_def *def, char *filter, bool samples)
+{
+	for (size_t i = 0; i < rs->nr_events; i++) {
+		if (same_event(&rs->defs[i], rs->defs[i].filter, def, filter)) {
+			rs->events[i].samples |= samples;
+			events_def_free(def);
+			free(filter);
+			return i + 1;
+		}
+	}
+	rs->defs = realloc(rs->defs, (rs->nr_events + 1) * sizeof(*rs->defs));
+	rs->events = realloc(rs->events, (rs->nr_events + 1) * sizeof(*rs->events));
+	rs->members = realloc(rs->members, (rs->nr_events + 2) * sizeof(*rs->members));
+	def->filter = filter;
+	rs->defs[rs->nr_events] = *def;
+	rs->events[rs->nr_events] = (struct range_group_event){ .samples = samples };
+	memset(&rs->members[rs->nr_events + 1], 0, sizeof(*rs->members));
+	return ++rs->nr_events;
+}
+
+/* A trigger: its tracepoint resolved, its filter checked, its role set. */
+static int compile_trigger(struct range_set *rs, size_t s, const struct range_trigger *t,
+			   unsigned leaf_base, struct range_set_error *err)
+{
+	struct event_error eerr = { 0 };
+	struct filter_error ferr = { 0 };
+	struct event_def def;
+	size_t m;
+
+	if (events_resolve_name(t->tracepoint, strlen(t->tracepoint), &def, &eerr)) {
+		events_def_free(&def);
+		return set_error(err, s, t->offset + eerr.offset, eerr.reason);
+	}
+	if (t->filter && filter_check(t->subsys, t->name, t->filter, &ferr)) {
+		events_def_free(&def);
+		return set_error(err, s, ferr.offset, ferr.reason);
+	}
+	m = member_for(rs, &def, t->filter ? events_kernel_filter(t->filter) : NULL, true);
+	if (t->role == RANGE_STARTER)
+		rs->members[m].starts |= 1ull << (leaf_base + t->range_index);
+	else
+		rs->members[m].stops |= 1ull << (leaf_base + t->range_index);
+	return 0;
+}
+
+static int compile_events(struct range_set *rs, size_t s, const struct range_spec *spec,
+			  struct range_set_error *err)
+{
+	rs->shown[s] = calloc(spec->nevents ? spec->nevents : 1, sizeof(size_t));
+	for (size_t i = 0; i < spec->nevents; i++) {
+		const struct range_event *ev = &spec->events[i];
+		struct event_error eerr = { 0 };
+		struct event_def def;
+		size_t m;
+
+		if (events_resolve_name(ev->name, strlen(ev->name), &def, &eerr)) {
+			events_def_free(&def);
+			return set_error(err, s, ev->offset + eerr.offset, eerr.reason);
+		}
+		m = member_for(rs, &def, NULL, false);
+		rs->members[m].counted = true;
+		rs->shown[s][i] = m;
+	}
+	return 0;
+}
+
+static int compile_spec(struct range_set *rs, size_t s, struct range_set_error *err)
+{
+	const struct range_spec *spec = rs->specs[s];
+	unsigned base = (unsigned)rs->nr_leaves;
+
+	if (rs->nr_leaves + spec->nranges > RANGE_LEAVES_MAX)
+		return set_error(err, s, spec->at_offset, "too many ranges in one set (over 64)");
+	for (size_t i = 0; i < spec->nranges; i++) {
+		rs->leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
+		rs->leaves[base + i].has_stopper = spec->ranges[i]->stopper != NULL;
+	}
+	rs->nr_leaves += spec->nranges;
+	for (size_t i = 0; i < spec->ntriggers; i++)
+		if (compile_trigger(rs, s, spec->triggers[i], base, err))
+			return -1;
+	rs->views[s] = (struct range_view_def){ spec->gate, base };
+	return compile_events(rs, s, spec, err);
+}
+
+/*
+ * A sample at every thread's exit, a last snapshot of its counters before
+ * they go away, so that what it counted after its last trigger or switch
+ * goes to its own state and not to the root's.  Without sched tracepoints
+ * the root takes those last few instructions instead.
+ */
+static void add_exit_sampler(struct range_set *rs)
+{
+	static const char exit_tp[] = "sched:sched_process_exit";
+	struct event_error eerr;
+	struct event_def def;
+
+	if (events_resolve_name(exit_tp, strlen(exit_tp), &def, &eerr) == 0)
+		member_for(rs, &def, NULL, true);
+	else
+		events_def_free(&def);
+}
+
+struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
+				    struct range_set_error *err)
+{
+	struct range_set *rs = calloc(1, sizeof(*rs));
+
+	rs->specs = specs;
+	rs->nr_specs = n;
+	rs->name = name ? strdup(name) : NULL;
+	rs->views = calloc(n, sizeof(*rs->views));
+	rs->shown = calloc(n, sizeof(*rs->shown));
+	rs->members = calloc(1, sizeof(*rs->members));	/* 0: the switch sampler */
+	add_exit_sampler(rs);
+	for (size_t s = 0; s < n; s++) {
+		if (compile_spec(rs, s, err)) {
+			rs->specs = NULL;	/* still the caller's: it shows the error */
+			range_set_free(rs);
+			return NULL;
+		}
+	}
+	for (size_t i = 0; i < rs->nr_events; i++) {
+		rs->events[i].name = rs->defs[i].name;
+		rs->events[i].attr = rs->defs[i].attr;
+		rs->events[i].filter = rs->defs[i].filter;
+	}
+	rs->interval_base = calloc(n * (rs->nr_events + 1), sizeof(uint64_t));
+	return rs;
+}
+
+static void on_ring_buffer(void *arg)
+{
+	range_set_drain(arg, false);
+}
+
+int range_set_open(struct range_set *rs, const pid_t *roots, size_t nr_roots,
+		   bool enable_on_exec, int pages, struct event_base *base)
+{
+	struct range_groups_params params = {
+		.events = rs->events, .nr_events = rs->nr_events,
+		.roots = roots, .nr_roots = nr_roots,
+		.enable_on_exec = enable_on_exec, .pages = pages,
+	};
+
+	rs->groups = range_groups_open(&params);
+	if (!rs->groups)
+		return -1;
+	rs->acct = range_account_new(rs->members, rs->nr_events + 1, rs->leaves, rs->nr_leaves,
+				     rs->views, rs->nr_specs, range_groups_nr_cpus(rs->groups));
+	if (range_groups_watch(rs->groups, base, on_ring_buffer, rs)) {
+		log_error("cannot watch the range's ring buffers");
+		return -1;
+	}
+	return 0;
+}
+
+void range_set_free(struct range_set *rs)
+{
+	if (!rs)
+		return;
+	range_groups_close(rs->groups);
+	range_account_free(rs->acct);
+	for (size_t i = 0; i < rs->nr_events; i++)
+		events_def_free(&rs->defs[i]);
+	for (size_t s = 0; s < rs->nr_specs; s++) {
+		if (rs->specs)
+			range_spec_free(rs->specs[s]);
+		free(rs->shown[s]);
+	}
+	free(rs->specs);
+	free(rs->shown);
+	free(rs->views);
+	free(rs->defs);
+	free(rs->events);
+	free(rs->members);
+	free(rs->interval_base);
+	free(rs->name);
+	free(rs);
+}
+
+void range_set_drain(struct range_set *rs, bool everything)
+{
+	if (rs->groups)
+		range_groups_drain(rs->groups, rs->acct, everything);
+}
+
+void range_set_finish(struct range_set *rs)
+{
+	if (rs->groups)
+		range_groups_finish(rs->groups, rs->acct);
+}
+
+void range_set_unload(struct range_set *rs)
+{
+	range_set_finish(rs);
+	range_groups_close(rs->groups);
+	rs->groups = NULL;
+	rs->unloaded = true;
+}
+
+size_t range_set_find_counted(const struct range_set *rs, const struct event_def *def)
+{
+	for (size_t i = 0; i < rs->nr_events; i++)
+		if (rs->members[i + 1].counted && same_event(&rs->defs[i], rs->defs[i].filter,
+							     def, def->filter))
+			return i + 1;
+	return 0;
+}
+
+void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value)
+{
+	memset(value, 0, sizeof(*value));
+	if (rs->groups)
+		range_groups_read_member(rs->groups, member, &value->val, &value->ena, &value->run);
+}
+
+size_t range_set_nr_events(const struct range_set *rs, size_t spec)
+{
+	return rs->specs[spec]->nevents;
+}
+
+const struct event_def *range_set_event(const struct range_set *rs, size_t spec, size_t e)
+{
+	return &rs->defs[rs->shown[spec][e] - 1];
+}
+
+bool range_set_supported(const struct range_set *rs, size_t spec, size_t e)
+{
+	size_t m = rs->shown[spec][e];
+
+	/* An unloaded set keeps what it counted; its groups are gone. */
+	return rs->unloaded || (rs->groups && range_groups_supported(rs->groups, m));
+}
+
+uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e)
+{
+	return rs->acct ? range_account_value(rs->acct, spec, rs->shown[spec][e]) : 0;
+}
+
+const char *range_set_label(const struct range_set *rs, size_t spec)
+{
+	const struct range_spec *sp = rs->specs[spec];
+
+	if (rs->name)
+		return rs->name;
+	return sp->gate ? sp->text + sp->at_offset + 1 : "";
+}
+
+const char *range_set_event_name(const struct range_set *rs, size_t spec, size_t e)
+{
+	return rs->specs[spec]->events[e].name;
+}
+
+uint64_t range_set_lost(const struct range_set *rs)
+{
+	return rs->acct ? range_account_lost(rs->acct) : 0;
+}

@@ -1,0 +1,91 @@
+/*
+ * range_set: range specs (proto/range_parse.h) compiled into one kernel
+ * group layout and one accounting, and the views they show.
+ *
+ * The specs given with -e at start-up form one set, so that every event
+ * they count is one physical counter: a plain "-e E" of the same event
+ * reads that counter too (counter_back_with_range), which is what makes
+ * E@R + E@!R == E exact.  Each "range load NAME = SPEC" makes a set of its
+ * own, opened on the threads that exist at that moment.
+ *
+ * Compiling resolves every event and trigger (tracefs), checks trigger
+ * filters against the tracepoint formats (filter_check), and numbers:
+ * group members (0: the switch sampler, then triggers and counted events,
+ * each once however often it is named), leaves (every "S..T" of every
+ * spec), and views (one per spec, each showing its own events).
+ */
+#ifndef PERFGATE_RANGE_SET_H
+#define PERFGATE_RANGE_SET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent/counter.h"
+#include "agent/range_account.h"
+#include "agent/range_groups.h"
+#include "proto/range_parse.h"
+
+struct event_base;
+
+struct range_set {
+	char *name;			/* "range load" NAME; NULL for start-up specs */
+	struct range_spec **specs;	/* one view each */
+	size_t nr_specs;
+
+	struct event_def *defs;		/* member i + 1's event */
+	struct range_group_event *events;
+	size_t nr_events;
+	struct range_member *members;	/* nr_events + 1; 0 is the switch sampler */
+	struct range_leaf leaves[RANGE_LEAVES_MAX];
+	size_t nr_leaves;
+	struct range_view_def *views;	/* per spec */
+	size_t **shown;			/* per spec: the member of each of its events */
+
+	struct range_groups *groups;
+	struct range_account *acct;
+	uint64_t *interval_base;	/* [spec][event] at the last interval line */
+	bool unloaded;			/* "range unload": totals kept, groups closed */
+};
+
+/* Where compiling failed: spec index, byte offset in it, reason. */
+struct range_set_error {
+	size_t spec;
+	size_t offset;
+	char reason[192];
+};
+
+/* Takes ownership of specs (an array of n) on success; on failure they
+ * stay the caller's, so that it can show the spec with the error. */
+struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
+				    struct range_set_error *err);
+/* Open the groups on roots and start accounting; -1 (message printed). */
+int range_set_open(struct range_set *rs, const pid_t *roots, size_t nr_roots,
+		   bool enable_on_exec, int pages, struct event_base *base);
+void range_set_free(struct range_set *rs);
+
+/* Account what the kernel wrote so far (see range_groups_drain). */
+void range_set_drain(struct range_set *rs, bool everything);
+/* Everything, and the roots' last stretch: the run is over. */
+void range_set_finish(struct range_set *rs);
+/* "range unload": finish now and close the groups; the totals stay. */
+void range_set_unload(struct range_set *rs);
+
+/* The member counting the same thing as def (no filter), or 0 if none. */
+size_t range_set_find_counted(const struct range_set *rs, const struct event_def *def);
+/* The kernel's current value of a member (for a counter it backs). */
+void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value);
+
+/* A view row: spec s, its event e. */
+size_t range_set_nr_events(const struct range_set *rs, size_t spec);
+const struct event_def *range_set_event(const struct range_set *rs, size_t spec, size_t e);
+bool range_set_supported(const struct range_set *rs, size_t spec, size_t e);
+uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e);
+/* What follows "event@" in a row: the NAME of "range load", or the gate
+ * as written in a start-up spec ("" for a spec without one). */
+const char *range_set_label(const struct range_set *rs, size_t spec);
+/* The event's name as written in the spec. */
+const char *range_set_event_name(const struct range_set *rs, size_t spec, size_t e);
+uint64_t range_set_lost(const struct range_set *rs);
+
+#endif

@@ -1,0 +1,296 @@
+/*
+ * session_ranges: start-up and run-time range sets of a session.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perf/threadmap.h>
+
+#include "agent/log.h"
+#include "agent/range_set.h"
+#include "agent/session.h"
+#include "agent/session_ranges.h"
+#include "agent/target.h"
+
+bool session_ranges_is_spec(const struct event_spec *spec)
+{
+	return strchr(spec->name, '@') != NULL;
+}
+
+static void print_spec_error(const char *text, size_t offset, const char *reason)
+{
+	struct range_error rerr = { .offset = offset };
+	char buf[8192];
+
+	snprintf(rerr.reason, sizeof(rerr.reason), "%.127s", reason);
+	range_error_format(text, strlen(text), &rerr, buf, sizeof(buf));
+	log_error("bad range spec:\n%s", buf);
+}
+
+int session_ranges_parse(struct session *s)
+{
+	const struct options *opts = s->opts;
+
+	for (size_t i = 0; i < opts->nr_events; i++) {
+		const struct event_spec *e = &opts->events[i];
+		struct range_error rerr = { 0 };
+		struct range_spec *spec;
+
+		if (!session_ranges_is_spec(e))
+			continue;
+		if (e->filter) {
+			log_error("--filter applies to a tracepoint, not to the range spec '%s' "
+				  "(put the filter in parentheses after a trigger)", e->name);
+			return -1;
+		}
+		spec = range_parse(e->name, &rerr);
+		if (!spec) {
+			print_spec_error(e->name, rerr.offset, rerr.reason);
+			return -1;
+		}
+		s->startup_specs = realloc(s->startup_specs,
+					   (s->nr_startup_specs + 1) * sizeof(*s->startup_specs));
+		s->startup_specs[s->nr_startup_specs++] = spec;
+	}
+	return 0;
+}
+
+static void add_set(struct session *s, struct range_set *rs)
+{
+	s->range_sets = realloc(s->range_sets, (s->nr_range_sets + 1) * sizeof(*s->range_sets));
+	s->range_sets[s->nr_range_sets++] = rs;
+}
+
+/* The threads ranges are opened on at start-up: the workload, or -p/-t. */
+static int startup_roots(struct session *s, pid_t **roots, size_t *nr)
+{
+	struct counter_target target;
+	int n;
+
+	if (target_build(&target, s->opts, s->has_workload ? s->workload.pid : -1))
+		return -1;
+	n = perf_thread_map__nr(target.threads);
+	*roots = calloc((size_t)n, sizeof(pid_t));
+	for (int i = 0; i < n; i++)
+		(*roots)[i] = perf_thread_map__pid(target.threads, i);
+	*nr = (size_t)n;
+	target_free(&target);
+	return 0;
+}
+
+static int check_scope(const struct session *s)
+{
+	if (s->opts->system_wide || s->opts->cpu_list) {
+		log_error("ranges count the threads of a workload, -p or -t; system-wide "
+			  "ranges (-a, -C) are not supported by this version");
+		return -1;
+	}
+	return 0;
+}
+
+static void back_plain_counters(struct session *s, struct range_set *rs)
+{
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		size_t m = range_set_find_counted(rs, &s->counters[i].def);
+
+		if (m)
+			counter_back_with_range(&s->counters[i], rs, m);
+	}
+}
+
+int session_ranges_open(struct session *s)
+{
+	struct range_set_error err = { 0 };
+	struct range_set *rs;
+	pid_t *roots = NULL;
+	size_t nr_roots = 0;
+	int rc;
+
+	if (!s->nr_startup_specs)
+		return 0;
+	if (check_scope(s))
+		return -1;
+	rs = range_set_compile(s->startup_specs, s->nr_startup_specs, NULL, &err);
+	if (!rs) {
+		print_spec_error(s->startup_specs[err.spec]->text, err.offset, err.reason);
+		return -1;
+	}
+	s->startup_specs = NULL;		/* the set owns them now */
+	s->nr_startup_specs = 0;
+	add_set(s, rs);
+	if (startup_roots(s, &roots, &nr_roots))
+		return -1;
+	/* Ranges are not gated by the default window: with a workload they
+	 * count from its exec, whatever -D says. */
+	rc = range_set_open(rs, roots, nr_roots, s->has_workload, s->opts->mmap_pages, s->base);
+	free(roots);
+	if (rc)
+		return -1;
+	back_plain_counters(s, rs);
+	return 0;
+}
+
+/* ---- run time ------------------------------------------------------------ */
+
+struct pid_list {
+	pid_t *ids;
+	size_t nr;
+};
+
+static void pid_list_add(struct pid_list *list, pid_t id)
+{
+	for (size_t i = 0; i < list->nr; i++)
+		if (list->ids[i] == id)
+			return;
+	list->ids = realloc(list->ids, (list->nr + 1) * sizeof(pid_t));
+	list->ids[list->nr++] = id;
+}
+
+/* Every thread of process pid and, through /proc/.../children, of all its
+ * descendants: what a range loaded now must cover. */
+static void add_process_tree(struct pid_list *list, pid_t pid)
+{
+	char path[320];
+	struct dirent *entry;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((entry = readdir(dir))) {
+		FILE *children;
+		int child;
+
+		if (entry->d_name[0] == '.')
+			continue;
+		pid_list_add(list, (pid_t)atoi(entry->d_name));
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, entry->d_name);
+		children = fopen(path, "re");
+		while (children && fscanf(children, "%d", &child) == 1)
+			add_process_tree(list, (pid_t)child);
+		if (children)
+			fclose(children);
+	}
+	closedir(dir);
+}
+
+static void runtime_roots(struct session *s, struct pid_list *list)
+{
+	pid_t *startup = NULL;
+	size_t nr = 0;
+
+	if (s->has_workload) {
+		add_process_tree(list, s->workload.pid);
+		return;
+	}
+	if (startup_roots(s, &startup, &nr) == 0) {
+		/* -p names processes: their children too; -t names threads. */
+		for (size_t i = 0; i < nr; i++) {
+			if (s->opts->pid_list)
+				add_process_tree(list, startup[i]);
+			else
+				pid_list_add(list, startup[i]);
+		}
+	}
+	free(startup);
+}
+
+static struct range_set *find_set(struct session *s, const char *name)
+{
+	for (size_t i = 0; i < s->nr_range_sets; i++)
+		if (s->range_sets[i]->name && !strcmp(s->range_sets[i]->name, name))
+			return s->range_sets[i];
+	return NULL;
+}
+
+static int compile_error(const char *text, size_t offset, const char *why, char *reason,
+			 size_t cap)
+{
+	struct range_error rerr = { .offset = offset };
+
+	snprintf(rerr.reason, sizeof(rerr.reason), "%.127s", why);
+	range_error_format_line(text, strlen(text), &rerr, reason, cap);
+	return -1;
+}
+
+int session_ranges_load(struct session *s, const char *name, const char *text,
+			char *reason, size_t cap)
+{
+	struct range_set_error err = { 0 };
+	struct range_error rerr = { 0 };
+	struct range_spec **specs = calloc(1, sizeof(*specs));
+	struct pid_list roots = { 0 };
+	struct range_set *rs;
+	int rc;
+
+	if (s->opts->system_wide || s->opts->cpu_list)
+		return snprintf(reason, cap, "ranges are not supported with -a or -C"), -1;
+	if (find_set(s, name))
+		return snprintf(reason, cap, "range '%s' is already loaded", name), -1;
+	specs[0] = range_parse(text, &rerr);
+	if (!specs[0]) {
+		free(specs);
+		return compile_error(text, rerr.offset, rerr.reason, reason, cap);
+	}
+	rs = range_set_compile(specs, 1, name, &err);
+	if (!rs) {
+		range_spec_free(specs[0]);
+		free(specs);
+		return compile_error(text, err.offset, err.reason, reason, cap);
+	}
+	runtime_roots(s, &roots);
+	rc = roots.nr ? range_set_open(rs, roots.ids, roots.nr, false, s->opts->mmap_pages, s->base)
+		      : -1;
+	free(roots.ids);
+	if (rc) {
+		range_set_free(rs);
+		return snprintf(reason, cap, "cannot open range '%s' (see the agent's log)", name), -1;
+	}
+	add_set(s, rs);
+	return 0;
+}
+
+int session_ranges_unload(struct session *s, const char *name, char *reason, size_t cap)
+{
+	struct range_set *rs = find_set(s, name);
+
+	if (!rs || rs->unloaded) {
+		snprintf(reason, cap, "range '%s' is not loaded", name);
+		return -1;
+	}
+	range_set_unload(rs);
+	return 0;
+}
+
+void session_ranges_drain(struct session *s)
+{
+	for (size_t i = 0; i < s->nr_range_sets; i++)
+		range_set_drain(s->range_sets[i], false);
+}
+
+void session_ranges_finish(struct session *s)
+{
+	for (size_t i = 0; i < s->nr_range_sets; i++)
+		range_set_finish(s->range_sets[i]);
+}
+
+unsigned long long session_ranges_lost(const struct session *s)
+{
+	unsigned long long lost = 0;
+
+	for (size_t i = 0; i < s->nr_range_sets; i++)
+		lost += range_set_lost(s->range_sets[i]);
+	return lost;
+}
+
+void session_ranges_free(struct session *s)
+{
+	for (size_t i = 0; i < s->nr_range_sets; i++)
+		range_set_free(s->range_sets[i]);
+	free(s->range_sets);
+	for (size_t i = 0; i < s->nr_startup_specs; i++)
+		range_spec_free(s->startup_specs[i]);
+	free(s->startup_specs);
+}

@@ -1,0 +1,36 @@
+/*
+ * session_ranges: the session's range sets -- the specs given with -e at
+ * start-up (one set, sharing its counters with the plain -e events) and
+ * those loaded at run time with "range load" (a set each, opened on every
+ * thread the target has at that moment).
+ */
+#ifndef PERFGATE_SESSION_RANGES_H
+#define PERFGATE_SESSION_RANGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct session;
+struct event_spec;
+
+/* Is this -e entry a range spec ("events@gate")? */
+bool session_ranges_is_spec(const struct event_spec *spec);
+/* Parse the -e range specs; prints the spec with a caret on error. */
+int session_ranges_parse(struct session *s);
+/* Compile and open the start-up set, and back plain counters with it.
+ * Call after the workload is forked, before the counters are opened. */
+int session_ranges_open(struct session *s);
+/* "range load NAME = SPEC": 0, or -1 with a one-line reason. */
+int session_ranges_load(struct session *s, const char *name, const char *spec,
+			char *reason, size_t cap);
+/* "range unload NAME". */
+int session_ranges_unload(struct session *s, const char *name, char *reason, size_t cap);
+/* Account what the ring buffers hold (before any report). */
+void session_ranges_drain(struct session *s);
+/* The run is over (the workload reaped): account everything. */
+void session_ranges_finish(struct session *s);
+/* Lost records, all sets together (for the exit summary). */
+unsigned long long session_ranges_lost(const struct session *s);
+void session_ranges_free(struct session *s);
+
+#endif

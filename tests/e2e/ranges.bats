@@ -1,0 +1,205 @@
+#!/usr/bin/env bats
+# ranges.bats: tracepoint-gated counting, exact on real tracepoints.
+#
+# The ranger helper makes R ranges of "getppid(); K writes; getpgid()" per
+# worker and M writes outside; the marker makes scripted syscalls.  So
+# write@getppid..getpgid is exactly R*K per worker, whatever the threads,
+# forks and CPU migrations in between.
+
+load helpers
+
+: "${RANGER:=/work/main/build/tests/helpers/ranger}"
+R_GATE=syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid
+
+setup() {
+	common_setup
+	[ -x "$RANGER" ] || fail "RANGER=$RANGER is not an executable"
+}
+
+# json_views FILE: "event|gate|label|count|incomplete" per view of --json-file.
+json_views() {
+	python3 - "$1" <<'PY'
+import json, sys
+for v in json.load(open(sys.argv[1]))["views"]:
+    print("|".join(str(x) for x in (v["event"], v["gate"], v.get("range") or v.get("window") or "",
+                                    v["count"], v.get("incomplete", False))))
+PY
+}
+
+@test "R ranges of K writes count exactly R*K; the total is R*K + M" {
+	pg -x, -e "$WRITE" -e "$WRITE@$R_GATE" -- "$RANGER" 1000 3 7
+	expect_status 0
+	expect_value "$WRITE@$R_GATE" 3000
+	expect_value "$WRITE" 3007
+}
+
+@test "E@R + E@!R == E exactly, for writes and for task-clock (in ns)" {
+	pg -x, --json-file "$T/run.json" -e "$WRITE,task-clock" \
+		-e "($WRITE,task-clock)@$R_GATE" -e "($WRITE,task-clock)@!($R_GATE)" -- \
+		"$RANGER" -t 2 20000 2 5
+	expect_status 0
+	python3 - "$T/run.json" "$WRITE" <<'PY'
+import json, sys
+views = json.load(open(sys.argv[1]))["views"]
+def count(event, label):
+    return [v["count"] for v in views if v["event"] == event and (v.get("range") or "") == label][0]
+gate = "syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid"
+for ev in (sys.argv[2], "task-clock"):
+    total, inside, outside = count(ev, ""), count(ev, gate), count(ev, "!(" + gate + ")")
+    assert inside + outside == total, (ev, inside, outside, total)
+    assert inside > 0 and outside > 0, (ev, inside, outside)
+assert count(sys.argv[2], gate) == 2 * 20000 * 2
+PY
+}
+
+@test "4 threads and a forked child: exact per-worker sums" {
+	pg -x, -e "$WRITE" -e "$WRITE@$R_GATE" -- "$RANGER" -t 4 -f 5000 3 5
+	expect_status 0
+	expect_value "$WRITE@$R_GATE" $((5 * 5000 * 3))
+	expect_value "$WRITE" $((5 * (5000 * 3 + 5)))
+}
+
+@test "4 threads and a forked child migrating between CPUs inside every range" {
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+	pg -x, -e "$WRITE" -e "$WRITE@$R_GATE" -- "$RANGER" -t 4 -f -m 2000 3 5
+	expect_status 0
+	expect_value "$WRITE@$R_GATE" $((5 * 2000 * 3))
+	expect_value "$WRITE" $((5 * (2000 * 3 + 5)))
+}
+
+@test "nested starters keep the range open to the matching stopper" {
+	pg -x, -e "$WRITE@$R_GATE" -- \
+		"$MARKER" write 1 getppid 2 write 3 getpgid 1 write 4 getpgid 1 write 5 getpgid 1 write 6
+	expect_status 0
+	expect_value "$WRITE@$R_GATE" 7
+}
+
+@test "open ends: S.. counts to the end, ..T from the start" {
+	pg -x, -e "$WRITE@$GETPPID.." -e "$WRITE@..$GETPGID" -- \
+		"$MARKER" write 1 getppid 1 write 2 getpgid 1 write 4 getppid 1 write 8
+	expect_status 0
+	expect_value "$WRITE@$GETPPID.." 14
+	expect_value "$WRITE@..$GETPGID" 3
+}
+
+@test "|| and && of two ranges" {
+	A=syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid
+	B=syscalls:sys_enter_getpid..syscalls:sys_enter_gettid
+	# marker has no getpid/gettid steps: use ranges over getppid/getpgid and
+	# over write2/.. instead, built from the marker's own syscalls.
+	OR="$WRITE@($GETPPID..$GETPGID) || ($GETPGID..$GETPPID)"
+	AND="$WRITE@($GETPPID..) && (..$GETPGID)"
+	pg -x, -e "$OR" -e "$AND" -- \
+		"$MARKER" write 1 getppid 1 write 2 getpgid 1 write 4 getppid 1 write 8
+	expect_status 0
+	# OR: inside A from getppid to getpgid (2), inside B from getpgid to the
+	# next getppid (4), then A again (8): 14.
+	expect_value "$WRITE@($GETPPID..$GETPGID) || ($GETPGID..$GETPPID)" 14
+	# AND: after the first getppid and before the first getpgid: 2.
+	expect_value "$WRITE@($GETPPID..) && (..$GETPGID)" 2
+}
+
+@test "a trigger that is also counted: its own hits are inside its range" {
+	pg -x, -e "($GETPPID,$GETPGID)@$R_GATE" -- "$MARKER" getppid 1 getpgid 1 getppid 1 getpgid 1
+	expect_status 0
+	expect_value "$GETPPID@$R_GATE" 2
+	expect_value "$GETPGID@$R_GATE" 2
+}
+
+@test "a filter narrows a trigger (write(count == 2) opens, write(count == 1) closes)" {
+	spec="$GETPGID@$WRITE(count == 2)..$WRITE(count == 1)"
+	pg -x, -e "$spec" -- "$MARKER" getpgid 1 write2 1 getpgid 3 write 1 getpgid 5
+	expect_status 0
+	expect_value "$spec" 3
+}
+
+@test "a range loaded at run time covers threads that already run" {
+	chan ch
+	mkfifos start
+	pg_bg -x, --control "fifo:$T/ch.ctl,$T/ch.ack" -e "$WRITE" -- \
+		"$RANGER" -t 3 -w "$T/start" 1000 2 4
+	expect_reply ping ack
+	# The ranger's threads exist now, blocked until we write to start.
+	for i in $(seq 1 500); do
+		[ "$(ls /proc/"$(agent_pid)"/task 2>/dev/null | wc -l)" -ge 1 ] && \
+			[ "$(cat /proc/"$(agent_pid)"/task/*/children 2>/dev/null | wc -w)" -ge 1 ] && break
+		sleep 0.01
+	done
+	child=$(cat /proc/"$(agent_pid)"/task/*/children | awk '{print $1}')
+	for i in $(seq 1 500); do
+		[ "$(ls /proc/"$child"/task | wc -l)" -ge 4 ] && break
+		sleep 0.01
+	done
+	expect_reply "range load rl = $WRITE@$R_GATE" ack
+	expect_reply "range load rl = $WRITE@$R_GATE" "err range 'rl' is already loaded"
+	release start
+	pg_wait
+	expect_status 0
+	expect_value "$WRITE@rl" $((3 * 1000 * 2))
+}
+
+@test "range unload keeps the totals; a bad run-time spec gets err with the place" {
+	chan ch
+	mkfifos go
+	pg_bg -x, --control "fifo:$T/ch.ctl,$T/ch.ack" -e "$WRITE" -- "$MARKER" wait "$T/go" write 3
+	expect_reply "range load x = $WRITE@$GETPPID.." ack
+	expect_reply "range unload x" ack
+	expect_reply "range unload x" "err range 'x' is not loaded"
+	cmd "range load y = $WRITE@$GETPPID.$GETPGID"
+	[[ $REPLY_LINE == "err "*"at byte"* ]] || fail "reply: $REPLY_LINE"
+	cmd "range load z = $WRITE@syscalls:no_such_event.."
+	[[ $REPLY_LINE == "err unknown tracepoint 'no_such_event' in subsystem 'syscalls'"* ]] ||
+		fail "reply: $REPLY_LINE"
+	release go
+	pg_wait
+	expect_status 0
+	expect_value "$WRITE@x" 0
+}
+
+@test "bad specs at start-up: the reason and a caret under the byte" {
+	pg -e "task-clock@$GETPPID.$GETPGID" -- true
+	[ "$status" != 0 ]
+	grep -q "expected '..'" "$T/err" || { show_run; false; }
+	# The caret sits under the offending byte of the echoed spec.
+	python3 - "$T/err" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+spec = [i for i, l in enumerate(lines) if "task-clock@" in l][0]
+caret = lines[spec + 1]
+col = caret.index("^")
+assert lines[spec][col] == ".", (lines[spec], caret)
+PY
+	pg -e "task-clock@irq:irq_handler_entry(dsig == 3).." -- true
+	[ "$status" != 0 ]
+	grep -q "field 'dsig' not in irq:irq_handler_entry" "$T/err" || { show_run; false; }
+	python3 - "$T/err" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+spec = [i for i, l in enumerate(lines) if "dsig" in l and "@" in l][0]
+col = lines[spec + 1].index("^")
+assert lines[spec][col:col + 4] == "dsig", lines[spec:spec + 2]
+PY
+}
+
+@test "--filter is checked against the tracepoint's format, with a caret" {
+	pg -e "$WRITE" --filter 'count == "x"' -- true
+	[ "$status" != 0 ]
+	grep -q "field 'count' is a number" "$T/err" || { show_run; false; }
+	pg -x, -e "$WRITE" --filter 'count == 2' -- "$MARKER" write 3 write2 4
+	expect_status 0
+	expect_value "$WRITE" 4
+}
+
+@test "a tiny -m loses records: the range views say incomplete, everywhere" {
+	pg -x, -m 1 --json-file "$T/run.json" -e "$WRITE@$R_GATE" -- "$RANGER" -t 2 200000 1 0
+	expect_status 0
+	grep -q "records were lost" "$T/err" || { show_run; false; }
+	grep -q ",incomplete$" "$T/err" || { show_run; false; }
+	json_views "$T/run.json" | grep -q "|True$"
+}
+
+@test "ranges with -a are refused with a clear message" {
+	pg -a -e "$WRITE@$R_GATE" -- true
+	[ "$status" != 0 ]
+	grep -q "system-wide ranges (-a, -C) are not supported" "$T/err" || { show_run; false; }
+}
