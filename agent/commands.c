@@ -135,11 +135,11 @@ static void commands_dispatch(struct session *s, struct control_channel *ch,
 		control_reply(ch, true, NULL);
 		return;
 	case CTL_CMD_STOP:
-		/* Acked after the final report, so the client can read it. */
-		if (!s->stop_channel)
-			s->stop_channel = ch;
-		else
-			control_reply(ch, true, NULL);
+		/* Acked after the final report, so the client can read it; no
+		 * channel reads more, so that ack is every channel's last. */
+		s->stop_channel = ch;
+		for (size_t i = 0; i < s->nr_channels; i++)
+			control_pause(&s->channels[i]);
 		session_end(s, 0);
 		return;
 	default:
@@ -163,11 +163,6 @@ void commands_on_line(void *ctx, struct control_channel *ch, const char *line, s
 	}
 	if (ctl_command_parse(line, len, &cmd, reason, sizeof(reason))) {
 		control_reply(ch, false, reason);
-		return;
-	}
-	/* After "stop" the run is over: later commands still get a reply. */
-	if (s->stop_channel && cmd.kind != CTL_CMD_PING) {
-		control_reply(ch, false, "the run is stopping");
 		return;
 	}
 	commands_dispatch(s, ch, &cmd);

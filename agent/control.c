@@ -79,7 +79,9 @@ static void control_deliver_line(void *ctx, const char *line, size_t len, bool t
 {
 	struct control_channel *ch = ctx;
 
-	ch->on_line(ch->ctx, ch, line, len, too_long);
+	/* After "stop" nothing more is read: its ack must stay the last reply. */
+	if (!ch->paused)
+		ch->on_line(ch->ctx, ch, line, len, too_long);
 }
 
 static void control_on_readable(evutil_socket_t fd, short what, void *arg)
@@ -89,7 +91,7 @@ static void control_on_readable(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	(void)what;
-	for (;;) {
+	while (!ch->paused) {
 		n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
 			ctl_framer_feed(&ch->framer, buf, (size_t)n, control_deliver_line, ch);
@@ -97,11 +99,11 @@ static void control_on_readable(evutil_socket_t fd, short what, void *arg)
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* End of file: every writer of an fd: channel is gone. */
+		if (n == 0)
+			event_del(ch->read_event);
 		break;
 	}
-	/* End of file: every writer of an fd: channel is gone; stop serving. */
-	if (n == 0)
-		event_del(ch->read_event);
 }
 
 static void control_mark_broken(struct control_channel *ch)
@@ -182,9 +184,13 @@ int control_open_fds(struct control_channel *ch, int ctl_fd, int ack_fd, const c
 static void control_queue(struct control_channel *ch, const char *bytes, size_t n)
 {
 	if (evbuffer_get_length(ch->pending) + n > PENDING_MAX) {
-		log_warn("control channel %s: ack reader is not reading; dropping replies", ch->label);
+		if (!ch->dropping)
+			log_warn("control channel %s: ack reader is not reading; dropping replies",
+				 ch->label);
+		ch->dropping = true;
 		return;
 	}
+	ch->dropping = false;
 	evbuffer_add(ch->pending, bytes, n);
 	event_add(ch->write_event, NULL);
 }
@@ -208,6 +214,13 @@ void control_reply(struct control_channel *ch, bool ok, const char *text)
 	}
 	if ((size_t)written < n)
 		control_queue(ch, reply + written, n - (size_t)written);
+}
+
+void control_pause(struct control_channel *ch)
+{
+	ch->paused = true;
+	if (ch->read_event)
+		event_del(ch->read_event);
 }
 
 void control_flush(struct control_channel *ch, int timeout_ms)

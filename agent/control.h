@@ -36,6 +36,8 @@ struct control_channel {
 	struct event *read_event, *write_event;
 	struct evbuffer *pending;	/* replies the ack fd could not take yet */
 	bool ack_broken;		/* the ack reader went away */
+	bool dropping;			/* replies are being dropped (warned once) */
+	bool paused;			/* "stop" was served: read nothing more */
 	control_line_fn on_line;
 	void *ctx;
 };
@@ -49,6 +51,8 @@ int control_open_fds(struct control_channel *ch, int ctl_fd, int ack_fd, const c
 		     struct event_base *base, control_line_fn on_line, void *ctx);
 /* Send one reply ("ack", "ack TEXT" or "err TEXT"); never blocks. */
 void control_reply(struct control_channel *ch, bool ok, const char *text);
+/* Read no more commands (the run is stopping). */
+void control_pause(struct control_channel *ch);
 /* Write what is still pending, blocking up to timeout_ms (at exit). */
 void control_flush(struct control_channel *ch, int timeout_ms);
 void control_close(struct control_channel *ch);

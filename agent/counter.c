@@ -51,10 +51,11 @@ static int counter_apply_filter(struct counter *c)
 
 	if (!c->def.filter)
 		return 0;
+	/* libperf returns -1 and leaves the ioctl's reason in errno. */
 	err = perf_evsel__apply_filter(c->evsel, c->def.filter);
 	if (err) {
 		log_error("the kernel refused filter '%s' on '%s': %s",
-			  c->def.filter, c->def.name, strerror(-err > 0 ? -err : errno));
+			  c->def.filter, c->def.name, strerror(errno));
 		return -1;
 	}
 	return 0;

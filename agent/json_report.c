@@ -2,6 +2,7 @@
  * json_report: the window-end reply and the --json-file run document.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
@@ -108,10 +109,13 @@ static json_t *json_events(const struct session *s)
 static json_t *json_view(const struct view *v, const char *gate, const char *window)
 {
 	struct counter_value value;
-	const char *status = !v->counter->supported ? "not supported" :
-			     v->ever_opened ? "counted" : "not counted";
+	const char *status;
 
 	view_value((struct view *)v, &value);
+	/* As the text report: a gate opened on a counter that never ran
+	 * shows "<not counted>" there, so "not counted" here. */
+	status = !v->counter->supported ? "not supported" :
+		 v->ever_opened && value.ena && value.run ? "counted" : "not counted";
 	return json_pack("{s:s, s:s, s:s?, s:s, s:I, s:I, s:I}",
 		"event", v->counter->def.name, "gate", gate, "window", window,
 		"status", status, "count", (json_int_t)value.val,
@@ -186,6 +190,17 @@ static json_t *json_windows(const struct session *s)
 	return windows;
 }
 
+/* "SIGINT", "SIGTERM", "stop", or null (the workload ended): fixed names,
+ * whatever the locale. */
+static const char *json_ended_by(const struct session *s)
+{
+	if (s->exit_signal == SIGINT)
+		return "SIGINT";
+	if (s->exit_signal == SIGTERM)
+		return "SIGTERM";
+	return s->stop_channel ? "stop" : NULL;
+}
+
 static json_t *json_run(const struct session *s, int exit_code)
 {
 	json_t *command = json_array();
@@ -198,8 +213,7 @@ static json_t *json_run(const struct session *s, int exit_code)
 		"target", s->target, "command", command,
 		"system_wide", s->opts->system_wide || s->opts->cpu_list,
 		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
-		"ended_by", s->exit_signal ? strsignal(s->exit_signal) :
-			    s->stop_channel ? "stop" : NULL);
+		"ended_by", json_ended_by(s));
 }
 
 int json_report_write(struct session *s, const char *path, int exit_code)

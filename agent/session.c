@@ -336,11 +336,9 @@ void session_run(struct session *s)
 		clock_gettime(CLOCK_MONOTONIC, &s->ended);
 	else
 		event_base_dispatch(s->base);
-	if (s->has_workload && s->workload.running) {
-		/* As perf stat: a run ended by us ends the workload too. */
-		workload_terminate(&s->workload);
-		workload_reap(&s->workload, true);
-	}
+	/* As perf stat: a run ended by us ends the workload too. */
+	if (s->has_workload)
+		workload_end(&s->workload, 3000);
 }
 
 struct window *session_window(struct session *s, const char *name, bool create)
@@ -410,8 +408,7 @@ void session_abort(struct session *s)
 		if (s->workload.go_fd >= 0)
 			close(s->workload.go_fd);
 		s->workload.go_fd = -1;
-		workload_terminate(&s->workload);
-		workload_reap(&s->workload, true);
+		workload_end(&s->workload, 3000);
 	}
 	session_free(s);
 }
@@ -431,16 +428,17 @@ int session_finish(struct session *s)
 	} else
 		session_print_final(s);
 	fflush(s->out);
+	if (s->has_workload)
+		code = workload_exit_code(&s->workload);
+	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)
+		code = 1;
+	/* The last thing "stop" waits for: report and document are written. */
 	if (s->stop_channel)
 		control_reply(s->stop_channel, true, NULL);
 	lost = session_ranges_lost(s);
 	if (lost)
 		log_warn("%llu ring-buffer records were lost: range views are marked incomplete "
 			 "(a larger -m keeps more)", lost);
-	if (s->has_workload)
-		code = workload_exit_code(&s->workload);
-	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)
-		code = 1;
 	session_free(s);
 	if (s->exit_signal) {
 		/* As perf stat: die of the signal that ended the run. */

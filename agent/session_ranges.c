@@ -228,7 +228,9 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 	if (s->opts->system_wide || s->opts->cpu_list)
 		return snprintf(reason, cap, "ranges are not supported with -a or -C"), -1;
 	if (find_set(s, name))
-		return snprintf(reason, cap, "range '%s' is already loaded", name), -1;
+		return snprintf(reason, cap, find_set(s, name)->unloaded ?
+				"range '%s' was unloaded; its totals keep the name (choose another)" :
+				"range '%s' is already loaded", name), -1;
 	specs[0] = range_parse(text, &rerr);
 	if (!specs[0]) {
 		free(specs);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +119,27 @@ void workload_terminate(struct workload *w)
 {
 	if (w->running)
 		kill(w->pid, SIGTERM);
+}
+
+void workload_end(struct workload *w, int grace_ms)
+{
+	struct pollfd pfd = { .fd = -1, .events = POLLIN };
+
+	if (!w->running)
+		return;
+	workload_terminate(w);
+	/* A workload that ignores SIGTERM must not hold the agent forever. */
+	pfd.fd = pidfd_open(w->pid, 0);
+	if (pfd.fd >= 0) {
+		while (poll(&pfd, 1, grace_ms) < 0 && errno == EINTR)
+			;
+		close(pfd.fd);
+	}
+	if (!workload_reap(w, false)) {
+		log_warn("the workload ignored SIGTERM for %d ms: killing it", grace_ms);
+		kill(w->pid, SIGKILL);
+	}
+	workload_reap(w, true);
 }
 
 int workload_exit_code(const struct workload *w)

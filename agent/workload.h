@@ -35,6 +35,8 @@ int workload_start(struct workload *w, const char *name);
 bool workload_reap(struct workload *w, bool block);
 /* Ask a running workload to end (SIGTERM), as perf stat does at exit. */
 void workload_terminate(struct workload *w);
+/* End a running workload: SIGTERM, then SIGKILL after grace_ms; reaped. */
+void workload_end(struct workload *w, int grace_ms);
 /* perfgate's exit code for the child's status: its code, or 128 + signal. */
 int workload_exit_code(const struct workload *w);
 

@@ -138,3 +138,21 @@ w = doc["windows"][0]
 assert w["name"] == "A" and w["calls"] == 1 and w["open_ns"] > 0, w
 PY
 }
+
+@test "--json-file validates against docs/perfgate-report.schema.json" {
+	/usr/bin/python3 -c 'import jsonschema' || skip "python3-jsonschema is not installed"
+	pg -D -1 --control "fifo:$CTL,$ACK" --json-file "$T/run.json" \
+		-e "$GETPPID,task-clock,cycles" -e "$WRITE@$GETPPID..$GETPGID" -- \
+		"$MARKER" "${W[@]}" "window begin A" getppid 2 "${W[@]}" "window end A" \
+		"${W[@]}" enable write 1 "${W[@]}" disable
+	expect_status 0
+	/usr/bin/python3 - "$SRCDIR/docs/perfgate-report.schema.json" "$T/run.json" "$T/out" <<'PY'
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.validate(json.load(open(sys.argv[2])), schema)
+# The window-end reply has its own definition in the same schema.
+reply = [l[4:] for l in open(sys.argv[3]) if l.startswith("ack {")][0]
+sub = dict(schema["definitions"]["window_end_reply"], definitions=schema["definitions"])
+jsonschema.validate(json.loads(reply), sub)
+PY
+}
