@@ -95,6 +95,9 @@ static void control_on_readable(evutil_socket_t fd, short what, void *arg)
 		n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
 			ctl_framer_feed(&ch->framer, buf, (size_t)n, control_deliver_line, ch);
+			/* A short read emptied the pipe: no read just to see EAGAIN. */
+			if ((size_t)n < sizeof(buf))
+				break;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)

@@ -99,6 +99,9 @@ int counter_open(struct counter *c, const struct counter_target *target)
 		return -1;
 	}
 	c->supported = true;
+	/* Opened disabled: zero until something enables it. */
+	memset(&c->idle_value, 0, sizeof(c->idle_value));
+	c->idle_valid = !target->enable_on_exec;
 	c->nr_cpus = perf_cpu_map__nr(target->cpus);
 	c->nr_threads = perf_thread_map__nr(target->threads);
 	return counter_apply_filter(c);
@@ -115,6 +118,10 @@ void counter_close(struct counter *c)
 
 void counter_read(struct counter *c, struct counter_value *value)
 {
+	if (c->idle_valid && c->users == 0) {
+		*value = c->idle_value;
+		return;
+	}
 	memset(value, 0, sizeof(*value));
 	if (c->backing) {
 		range_set_read_member(c->backing, c->backing_member, value);
@@ -139,17 +146,23 @@ void counter_retain(struct counter *c)
 {
 	if (c->users++ == 0 && c->evsel)
 		perf_evsel__enable(c->evsel);
+	c->idle_valid = false;
 }
 
 void counter_retain_at_exec(struct counter *c)
 {
 	c->users++;
+	c->idle_valid = false;
 }
 
 void counter_release(struct counter *c)
 {
 	if (c->users == 0)
 		return;
-	if (--c->users == 0 && c->evsel)
+	if (--c->users == 0 && c->evsel) {
 		perf_evsel__disable(c->evsel);
+		/* Read once now; it cannot move until the next retain. */
+		counter_read(c, &c->idle_value);
+		c->idle_valid = true;
+	}
 }

@@ -31,6 +31,10 @@ struct counter {
 	struct perf_evsel *evsel;
 	bool supported;		/* false: the machine lacks it (<not supported>) */
 	unsigned users;		/* views that need it now; enabled while > 0 */
+	/* While no view needs it the counter is disabled and cannot move:
+	 * its value then is kept here, so opening a gate costs no read. */
+	struct counter_value idle_value;
+	bool idle_valid;
 	/* How many CPUs and threads it was opened on: libperf does not keep
 	 * the maps of an evsel opened on its own. */
 	int nr_cpus, nr_threads;

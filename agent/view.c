@@ -44,7 +44,8 @@ void view_close(struct view *v)
 
 	if (!v->open)
 		return;
-	/* Disable before reading, so the value read is the period's last. */
+	/* Disable before reading, so the value read is the period's last
+	 * (for an idle counter, the value release just read). */
 	counter_release(v->counter);
 	counter_read(v->counter, &now);
 	value_add(&v->closed_sum, &now, &v->opened_at);
