@@ -41,7 +41,9 @@
  * with -fsanitize=address runs LeakSanitizer's check from exit(), and that
  * check makes getppid() calls of its own, which would spoil whole-run counts.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
