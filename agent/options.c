@@ -81,7 +81,8 @@ static const char usage_text[] =
 "      --log-fd N             write the report to file descriptor N\n"
 "      --json-file FILE       also write the whole run as one JSON document\n"
 "  -m, --mmap-pages PAGES     ring-buffer pages per CPU for ranges (power of 2; 1024)\n"
-"      --range-scope thread   where range state lives (only 'thread' in this version)\n"
+"      --range-scope thread|cpu  range state per thread or per CPU (default: per CPU\n"
+"                             when every trigger fires in irq/timer context)\n"
 "  -h, --help                 this text\n"
 "\n"
 "See perfgate(1) and docs/protocol.md for the control protocol.\n";
@@ -238,16 +239,17 @@ static int parse_pages(struct options *opts, const char *arg)
 	return 0;
 }
 
-/* Per-thread range state is what per-task mode gives; per-CPU state
- * (for irq-context triggers, and for -a) is not implemented yet. */
-static int parse_range_scope(const char *arg)
+/* Where range state lives; without the option, per CPU when every trigger
+ * fires in CPU context (irq, softirq, timers), else per thread. */
+static int parse_range_scope(struct options *opts, const char *arg)
 {
 	if (strcmp(arg, "thread") == 0)
-		return 0;
-	if (strcmp(arg, "cpu") == 0)
-		return bad_value("--range-scope", arg, 0,
-				 "'cpu' is not supported by this version (only 'thread')");
-	return bad_value("--range-scope", arg, 0, "expected 'thread' or 'cpu'");
+		opts->range_scope = 1;
+	else if (strcmp(arg, "cpu") == 0)
+		opts->range_scope = 2;
+	else
+		return bad_value("--range-scope", arg, 0, "expected 'thread' or 'cpu'");
+	return 0;
 }
 
 static int check_separator(const char *sep)
@@ -283,7 +285,7 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_LOG_FD: return parse_fd("--log-fd", arg, &opts->log_fd);
 	case OPT_JSON_FILE: free(opts->json_file); opts->json_file = strdup(arg); return 0;
 	case 'm': return parse_pages(opts, arg);
-	case OPT_RANGE_SCOPE: return parse_range_scope(arg);
+	case OPT_RANGE_SCOPE: return parse_range_scope(opts, arg);
 	}
 	return -1;
 }

@@ -49,6 +49,7 @@ struct options {
 	int log_fd;		/* --log-fd, -1 when absent */
 	char *json_file;	/* --json-file: the whole run as one JSON document */
 	int mmap_pages;		/* -m: ring-buffer data pages per CPU for ranges */
+	int range_scope;	/* --range-scope: 0 auto, 1 thread, 2 cpu */
 
 	char **workload;	/* argv after the options, NULL-terminated */
 	int nr_workload;

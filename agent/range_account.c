@@ -1,18 +1,24 @@
 /*
- * range_account: per-thread range state and exact delta attribution.
+ * range_account: range state (per thread or per CPU) and exact delta
+ * attribution.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/range_account.h"
 
+/* Which leaves are open, and how deep. */
+struct range_state {
+	uint64_t open;				/* bit i: leaf i has depth > 0 */
+	uint32_t depth[RANGE_LEAVES_MAX];
+};
+
 struct thread_state {
 	uint32_t tid;
 	bool used;
 	unsigned root;
-	uint64_t open;				/* bit i: leaf i has depth > 0 */
-	uint32_t depth[RANGE_LEAVES_MAX];
-	uint64_t *last;				/* [cpu][member] values last seen */
+	struct range_state state;		/* scope "thread" */
+	uint64_t *last;				/* per task: [cpu][member] last seen */
 };
 
 struct range_account {
@@ -23,8 +29,15 @@ struct range_account {
 	const struct range_view_def *views;
 	size_t nr_views;
 	unsigned nr_cpus;
+	unsigned flags;				/* RANGE_ACCOUNT_* */
 	uint64_t *sums;				/* [view][member] */
 	uint64_t lost;
+
+	/* CPU-wide counters: [cpu][member] last seen, and who ran last. */
+	uint64_t *cpu_last;
+	uint32_t *cpu_last_tid;
+	/* Scope "cpu": the range state of each CPU. */
+	struct range_state *cpu_states;
 
 	/* Final values of exited threads, per root: [root][cpu][member]. */
 	uint64_t **exited;
@@ -61,12 +74,29 @@ bool range_view_open(const struct range_view_def *view, uint64_t open_leaves)
 	return !view->gate || gate_open(view->gate, view->leaf_base, open_leaves);
 }
 
+/* A range state as it begins (a new thread, or a CPU): "..T" leaves open. */
+static void state_begin(const struct range_account *acct, struct range_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < acct->nr_leaves; i++) {
+		if (!acct->leaves[i].has_starter) {
+			st->depth[i] = 1;
+			st->open |= 1ull << i;
+		}
+	}
+}
+
 struct range_account *range_account_new(const struct range_member *members, size_t nr_members,
 					const struct range_leaf *leaves, size_t nr_leaves,
 					const struct range_view_def *views, size_t nr_views,
-					unsigned nr_cpus)
+					unsigned nr_cpus, unsigned flags)
 {
 	struct range_account *acct = calloc(1, sizeof(*acct));
+
+	acct->flags = flags;
+	acct->cpu_last = calloc((size_t)nr_cpus * nr_members, sizeof(uint64_t));
+	acct->cpu_last_tid = calloc(nr_cpus, sizeof(uint32_t));
+	acct->cpu_states = calloc(nr_cpus, sizeof(struct range_state));
 
 	acct->members = members;
 	acct->nr_members = nr_members;
@@ -78,6 +108,8 @@ struct range_account *range_account_new(const struct range_member *members, size
 	acct->sums = calloc(nr_views * nr_members, sizeof(*acct->sums));
 	acct->cap_threads = 64;
 	acct->threads = calloc(acct->cap_threads, sizeof(*acct->threads));
+	for (unsigned cpu = 0; cpu < nr_cpus; cpu++)
+		state_begin(acct, &acct->cpu_states[cpu]);
 	return acct;
 }
 
@@ -91,6 +123,9 @@ void range_account_free(struct range_account *acct)
 		free(acct->exited[i]);
 	free(acct->exited);
 	free(acct->threads);
+	free(acct->cpu_last);
+	free(acct->cpu_last_tid);
+	free(acct->cpu_states);
 	free(acct->sums);
 	free(acct);
 }
@@ -130,18 +165,10 @@ static uint64_t *exited_of(struct range_account *acct, unsigned root)
 	return acct->exited[root];
 }
 
-/* A thread's range state as it begins: its "..T" leaves open. */
 static void thread_reset(struct range_account *acct, struct thread_state *t)
 {
 	memset(t->last, 0, (size_t)acct->nr_cpus * acct->nr_members * sizeof(*t->last));
-	memset(t->depth, 0, sizeof(t->depth));
-	t->open = 0;
-	for (size_t i = 0; i < acct->nr_leaves; i++) {
-		if (!acct->leaves[i].has_starter) {
-			t->depth[i] = 1;
-			t->open |= 1ull << i;
-		}
-	}
+	state_begin(acct, &t->state);
 }
 
 /* Counters never go back: a record below the last one of its (tid, CPU)
@@ -195,33 +222,53 @@ static void attribute(struct range_account *acct, uint64_t open, size_t m, uint6
 			acct->sums[v * acct->nr_members + m] += delta;
 }
 
-static void apply_starts(struct range_account *acct, struct thread_state *t, uint64_t starts)
+static void apply_starts(struct range_account *acct, struct range_state *st, uint64_t starts)
 {
 	for (size_t i = 0; i < acct->nr_leaves; i++) {
 		if (!(starts >> i & 1))
 			continue;
 		/* "S.." opens once and stays open: no depth to unwind. */
-		if (acct->leaves[i].has_stopper || t->depth[i] == 0)
-			t->depth[i]++;
-		t->open |= 1ull << i;
+		if (acct->leaves[i].has_stopper || st->depth[i] == 0)
+			st->depth[i]++;
+		st->open |= 1ull << i;
 	}
 }
 
-static void apply_stops(struct range_account *acct, struct thread_state *t, uint64_t stops)
+static void apply_stops(struct range_account *acct, struct range_state *st, uint64_t stops)
 {
 	for (size_t i = 0; i < acct->nr_leaves; i++) {
-		if (!(stops >> i & 1) || t->depth[i] == 0)
+		if (!(stops >> i & 1) || st->depth[i] == 0)
 			continue;
 		/* "..T" closes at its first T and never reopens. */
-		t->depth[i] = acct->leaves[i].has_starter ? t->depth[i] - 1 : 0;
-		if (t->depth[i] == 0)
-			t->open &= ~(1ull << i);
+		st->depth[i] = acct->leaves[i].has_starter ? st->depth[i] - 1 : 0;
+		if (st->depth[i] == 0)
+			st->open &= ~(1ull << i);
 	}
+}
+
+/* Where a record's range state lives: its thread's, or its CPU's. */
+static struct range_state *state_of(struct range_account *acct, struct thread_state *t,
+				    uint32_t cpu)
+{
+	return acct->flags & RANGE_ACCOUNT_CPU_SCOPE ? &acct->cpu_states[cpu] : &t->state;
+}
+
+/*
+ * Where the values a record follows on are: per task, the thread's own on
+ * that CPU; CPU-wide, the CPU's, whoever ran (every switch-out leaves a
+ * record, so the stretch since the CPU's last record was this thread's).
+ */
+static uint64_t *last_of(struct range_account *acct, struct thread_state *t, uint32_t cpu)
+{
+	if (acct->flags & RANGE_ACCOUNT_CPU_WIDE)
+		return acct->cpu_last + (size_t)cpu * acct->nr_members;
+	return t->last + (size_t)cpu * acct->nr_members;
 }
 
 void range_account_record(struct range_account *acct, const struct range_record *rec)
 {
 	struct thread_state *t;
+	struct range_state *st;
 	uint64_t *last;
 	size_t own = rec->kind == RANGE_RECORD_SAMPLE && rec->member >= 0 ?
 		     (size_t)rec->member : acct->nr_members;
@@ -230,9 +277,12 @@ void range_account_record(struct range_account *acct, const struct range_record 
 	if (rec->cpu >= acct->nr_cpus || rec->kind != RANGE_RECORD_SAMPLE)
 		return;
 	t = thread_get(acct, rec->tid, rec->root);
-	last = t->last + (size_t)rec->cpu * acct->nr_members;
-	if (values_went_back(acct, last, rec->values))
+	last = last_of(acct, t, rec->cpu);
+	if (!(acct->flags & RANGE_ACCOUNT_CPU_WIDE) && values_went_back(acct, last, rec->values)) {
 		thread_reuse(acct, t, rec->root);
+		last = last_of(acct, t, rec->cpu);
+	}
+	st = state_of(acct, t, rec->cpu);
 	for (size_t m = 0; m < acct->nr_members; m++) {
 		uint64_t delta = rec->values[m] - last[m];
 
@@ -241,15 +291,16 @@ void range_account_record(struct range_account *acct, const struct range_record 
 			delta--;
 			own_hit = true;
 		}
-		attribute(acct, t->open, m, delta);
+		attribute(acct, st->open, m, delta);
 		last[m] = rec->values[m];
 	}
+	acct->cpu_last_tid[rec->cpu] = rec->tid;
 	if (own == acct->nr_members)
 		return;
-	apply_starts(acct, t, acct->members[own].starts);
+	apply_starts(acct, st, acct->members[own].starts);
 	if (own_hit)
-		attribute(acct, t->open, own, 1);
-	apply_stops(acct, t, acct->members[own].stops);
+		attribute(acct, st->open, own, 1);
+	apply_stops(acct, st, acct->members[own].stops);
 }
 
 void range_account_finish_root(struct range_account *acct, unsigned root, uint32_t root_tid,
@@ -271,8 +322,27 @@ void range_account_finish_root(struct range_account *acct, unsigned root, uint32
 			if (values[(size_t)cpu * acct->nr_members + m] > seen) {
 				uint64_t rest = values[(size_t)cpu * acct->nr_members + m] - seen;
 
-				attribute(acct, root_thread->open, m, rest);
+				attribute(acct, state_of(acct, root_thread, cpu)->open, m, rest);
 				root_thread->last[(size_t)cpu * acct->nr_members + m] += rest;
+			}
+		}
+	}
+}
+
+void range_account_finish_cpus(struct range_account *acct, const uint64_t *values)
+{
+	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++) {
+		/* The stretch since the CPU's last record: whoever ran last. */
+		struct thread_state *t = thread_get(acct, acct->cpu_last_tid[cpu], 0);
+		const struct range_state *st = state_of(acct, t, cpu);
+		uint64_t *last = acct->cpu_last + (size_t)cpu * acct->nr_members;
+
+		for (size_t m = 0; m < acct->nr_members; m++) {
+			uint64_t total = values[(size_t)cpu * acct->nr_members + m];
+
+			if (total > last[m]) {
+				attribute(acct, st->open, m, total - last[m]);
+				last[m] = total;
 			}
 		}
 	}

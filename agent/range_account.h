@@ -66,10 +66,20 @@ struct range_record {
 
 struct range_account;
 
+enum range_account_flags {
+	/* Counters opened per CPU on every task (-a): a record's values are
+	 * the CPU's, and the stretch since the CPU's previous record belongs
+	 * to the record's thread (every switch-out leaves a record). */
+	RANGE_ACCOUNT_CPU_WIDE = 1,
+	/* Range state per CPU rather than per thread (--range-scope cpu,
+	 * for triggers that fire in CPU context: irq, softirq, timers). */
+	RANGE_ACCOUNT_CPU_SCOPE = 2,
+};
+
 struct range_account *range_account_new(const struct range_member *members, size_t nr_members,
 					const struct range_leaf *leaves, size_t nr_leaves,
 					const struct range_view_def *views, size_t nr_views,
-					unsigned nr_cpus);
+					unsigned nr_cpus, unsigned flags);
 void range_account_free(struct range_account *acct);
 
 /* Account one record; records must come in time order. */
@@ -85,6 +95,10 @@ void range_account_record(struct range_account *acct, const struct range_record 
 void range_account_finish_root(struct range_account *acct, unsigned root, uint32_t root_tid,
 			       const uint64_t *values);
 
+/* The same for CPU-wide counters: values[cpu * nr_members + m] is what
+ * each CPU counted in all; the stretch since its last record goes to the
+ * thread that was running then. */
+void range_account_finish_cpus(struct range_account *acct, const uint64_t *values);
 /* A view's count of member m so far. */
 uint64_t range_account_value(const struct range_account *acct, size_t view, size_t member);
 /* Records a gap: views are flagged incomplete from now on. */

@@ -67,6 +67,7 @@ struct range_groups {
 	struct perf_evsel *leader_evsel;
 	pid_t *roots;
 	size_t nr_roots;
+	bool cpu_wide;
 
 	size_t nr_members;		/* caller's events + 1 */
 	bool *supported;		/* per member */
@@ -87,10 +88,11 @@ struct range_groups {
 	uint64_t lost;
 };
 
-static void attr_common(struct perf_event_attr *attr, bool samples)
+static void attr_common(struct perf_event_attr *attr, bool samples, bool cpu_wide)
 {
 	attr->size = sizeof(*attr);
-	attr->inherit = 1;
+	/* Per task, follow the roots' future children; CPU-wide sees all. */
+	attr->inherit = !cpu_wide;
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;	/* comparable with the agent's clock */
 	attr->sample_id_all = 1;
@@ -110,8 +112,13 @@ static struct perf_event_attr switch_sampler(const struct range_groups_params *p
 		.config = PERF_COUNT_SW_CONTEXT_SWITCHES,
 	};
 
-	attr_common(&attr, true);
-	attr.disabled = p->enable_on_exec;
+	attr_common(&attr, true, p->cpu_wide);
+	/*
+	 * Opened disabled, and enabled when every member is in: a member
+	 * added to a group already running on a CPU context would stay idle
+	 * until the group is next scheduled in, which for -a is not soon.
+	 */
+	attr.disabled = 1;
 	attr.enable_on_exec = p->enable_on_exec;
 	attr.watermark = 1;
 	attr.wakeup_watermark = (unsigned)p->pages * (unsigned)sysconf(_SC_PAGESIZE) / 2;
@@ -120,9 +127,11 @@ static struct perf_event_attr switch_sampler(const struct range_groups_params *p
 
 /* Can the machine count this event at all?  (A group with one member the
  * PMU lacks fails whole, so such members are left out up front.) */
-static bool event_supported(struct perf_event_attr attr, struct perf_thread_map *threads)
+static bool event_supported(struct perf_event_attr attr, struct perf_thread_map *threads,
+			    struct perf_cpu_map *cpus, bool cpu_wide)
 {
-	struct perf_cpu_map *any = perf_cpu_map__new_any_cpu();
+	/* A per-task probe on any CPU, or a CPU-wide one on the first CPU. */
+	struct perf_cpu_map *any = cpu_wide ? perf_cpu_map__get(cpus) : perf_cpu_map__new_any_cpu();
 	struct perf_evsel *probe;
 	bool ok;
 
@@ -150,8 +159,8 @@ static int groups_add_members(struct range_groups *g, const struct range_groups_
 	for (size_t i = 0; i < p->nr_events; i++) {
 		struct perf_event_attr attr = p->events[i].attr;
 
-		attr_common(&attr, p->events[i].samples);
-		if (!p->events[i].samples && !event_supported(attr, g->threads))
+		attr_common(&attr, p->events[i].samples, p->cpu_wide);
+		if (!p->events[i].samples && !event_supported(attr, g->threads, g->cpus, p->cpu_wide))
 			continue;
 		perf_evlist__add(g->evlist, perf_evsel__new(&attr));
 		g->supported[i + 1] = true;
@@ -230,11 +239,20 @@ struct range_groups *range_groups_open(const struct range_groups_params *p)
 
 	g->nr_members = p->nr_events + 1;
 	g->supported = calloc(g->nr_members, sizeof(bool));
-	g->roots = malloc(p->nr_roots * sizeof(pid_t));
-	memcpy(g->roots, p->roots, p->nr_roots * sizeof(pid_t));
-	g->nr_roots = p->nr_roots;
-	g->cpus = perf_cpu_map__new_online_cpus();
-	g->threads = perf_thread_map__new_array((int)p->nr_roots, g->roots);
+	g->cpu_wide = p->cpu_wide;
+	if (p->cpu_wide) {
+		g->roots = calloc(1, sizeof(pid_t));
+		g->roots[0] = -1;
+		g->nr_roots = 1;
+		g->cpus = perf_cpu_map__new(p->cpu_list);
+		g->threads = perf_thread_map__new_dummy();
+	} else {
+		g->roots = malloc(p->nr_roots * sizeof(pid_t));
+		memcpy(g->roots, p->roots, p->nr_roots * sizeof(pid_t));
+		g->nr_roots = p->nr_roots;
+		g->cpus = perf_cpu_map__new_online_cpus();
+		g->threads = perf_thread_map__new_array((int)p->nr_roots, g->roots);
+	}
 	g->nr_cpus = (unsigned)perf_cpu_map__max(g->cpus).cpu + 1;
 	g->evlist = perf_evlist__new();
 	groups_add_members(g, p);
@@ -256,6 +274,8 @@ struct range_groups *range_groups_open(const struct range_groups_params *p)
 		log_error("cannot find the range groups' file descriptors");
 		goto fail;
 	}
+	if (!p->enable_on_exec)
+		perf_evsel__enable(g->leader_evsel);
 	return g;
 fail:
 	range_groups_close(g);
@@ -541,6 +561,9 @@ void range_groups_finish(struct range_groups *g, struct range_account *acct)
 	size_t per_root = (size_t)g->nr_cpus * g->nr_members;
 	uint64_t *totals = calloc(per_root, sizeof(uint64_t));
 
+	/* Stop counting first: what runs after the last record and before the
+	 * totals are read must be the stretch of whoever ran last, not more. */
+	perf_evsel__disable(g->leader_evsel);
 	range_groups_drain(g, acct, true);
 	for (size_t r = 0; r < g->nr_roots; r++) {
 		memset(totals, 0, per_root * sizeof(uint64_t));
@@ -553,7 +576,10 @@ void range_groups_finish(struct range_groups *g, struct range_account *acct)
 				read_leader_totals(g, l, totals + (size_t)cpu * g->nr_members,
 						   &ena, &run);
 		}
-		range_account_finish_root(acct, (unsigned)r, (uint32_t)g->roots[r], totals);
+		if (g->cpu_wide)
+			range_account_finish_cpus(acct, totals);
+		else
+			range_account_finish_root(acct, (unsigned)r, (uint32_t)g->roots[r], totals);
 	}
 	free(totals);
 }

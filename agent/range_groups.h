@@ -43,6 +43,10 @@ struct range_groups_params {
 	size_t nr_roots;
 	bool enable_on_exec;		/* start counting when the workload execs */
 	int pages;			/* ring-buffer data pages per CPU (-m) */
+	/* System-wide (-a, -C): every task on these CPUs (NULL: all online),
+	 * one group per CPU; roots are then ignored. */
+	bool cpu_wide;
+	const char *cpu_list;
 };
 
 /* Open and mmap; prints what failed and returns NULL on error.  A counted

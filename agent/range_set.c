@@ -169,20 +169,52 @@ static void on_ring_buffer(void *arg)
 	range_set_drain(arg, false);
 }
 
-int range_set_open(struct range_set *rs, const pid_t *roots, size_t nr_roots,
-		   bool enable_on_exec, int pages, struct event_base *base)
+/* Triggers that fire in CPU context (interrupts, softirqs, timers) do not
+ * belong to the thread they interrupt: their ranges are a CPU's. */
+static bool trigger_in_cpu_context(const struct range_trigger *t)
+{
+	static const char *const cpu_context[] = { "irq", "irq_vectors", "timer", "napi" };
+
+	for (size_t i = 0; i < sizeof(cpu_context) / sizeof(cpu_context[0]); i++)
+		if (strcmp(t->subsys, cpu_context[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool all_triggers_in_cpu_context(const struct range_set *rs)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < rs->nr_specs; s++) {
+		for (size_t i = 0; i < rs->specs[s]->ntriggers; i++, n++)
+			if (!trigger_in_cpu_context(rs->specs[s]->triggers[i]))
+				return false;
+	}
+	return n > 0;
+}
+
+int range_set_open(struct range_set *rs, const struct range_set_target *target,
+		   struct event_base *base)
 {
 	struct range_groups_params params = {
 		.events = rs->events, .nr_events = rs->nr_events,
-		.roots = roots, .nr_roots = nr_roots,
-		.enable_on_exec = enable_on_exec, .pages = pages,
+		.roots = target->roots, .nr_roots = target->nr_roots,
+		.enable_on_exec = target->enable_on_exec && !target->cpu_wide,
+		.pages = target->pages,
+		.cpu_wide = target->cpu_wide, .cpu_list = target->cpu_list,
 	};
+	unsigned flags = target->cpu_wide ? RANGE_ACCOUNT_CPU_WIDE : 0;
 
+	rs->per_cpu = target->scope == RANGE_SCOPE_CPU ||
+		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(rs));
+	if (rs->per_cpu)
+		flags |= RANGE_ACCOUNT_CPU_SCOPE;
 	rs->groups = range_groups_open(&params);
 	if (!rs->groups)
 		return -1;
 	rs->acct = range_account_new(rs->members, rs->nr_events + 1, rs->leaves, rs->nr_leaves,
-				     rs->views, rs->nr_specs, range_groups_nr_cpus(rs->groups));
+				     rs->views, rs->nr_specs, range_groups_nr_cpus(rs->groups),
+				     flags);
 	if (range_groups_watch(rs->groups, base, on_ring_buffer, rs)) {
 		log_error("cannot watch the range's ring buffers");
 		return -1;
@@ -285,6 +317,11 @@ const char *range_set_label(const struct range_set *rs, size_t spec)
 const char *range_set_event_name(const struct range_set *rs, size_t spec, size_t e)
 {
 	return rs->specs[spec]->events[e].name;
+}
+
+bool range_set_per_cpu(const struct range_set *rs)
+{
+	return rs->per_cpu;
 }
 
 uint64_t range_set_lost(const struct range_set *rs)

@@ -46,6 +46,7 @@ struct range_set {
 	struct range_account *acct;
 	uint64_t *interval_base;	/* [spec][event] at the last interval line */
 	bool unloaded;			/* "range unload": totals kept, groups closed */
+	bool per_cpu;			/* range state per CPU, not per thread */
 };
 
 /* Where compiling failed: spec index, byte offset in it, reason. */
@@ -59,9 +60,24 @@ struct range_set_error {
  * stay the caller's, so that it can show the spec with the error. */
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
 				    struct range_set_error *err);
-/* Open the groups on roots and start accounting; -1 (message printed). */
-int range_set_open(struct range_set *rs, const pid_t *roots, size_t nr_roots,
-		   bool enable_on_exec, int pages, struct event_base *base);
+enum range_scope { RANGE_SCOPE_AUTO, RANGE_SCOPE_THREAD, RANGE_SCOPE_CPU };
+
+/* What a set is opened on. */
+struct range_set_target {
+	const pid_t *roots;	/* per task: threads (inherit follows their children) */
+	size_t nr_roots;
+	bool enable_on_exec;	/* per task: count from the workload's exec */
+	bool cpu_wide;		/* -a / -C: every task on cpu_list (NULL: all) */
+	const char *cpu_list;
+	enum range_scope scope;	/* AUTO: per CPU when every trigger fires in CPU context */
+	int pages;		/* -m */
+};
+
+/* Open the groups and start accounting; -1 (message printed). */
+int range_set_open(struct range_set *rs, const struct range_set_target *target,
+		   struct event_base *base);
+/* Does the set keep its range state per CPU (else per thread)? */
+bool range_set_per_cpu(const struct range_set *rs);
 void range_set_free(struct range_set *rs);
 
 /* Account what the kernel wrote so far (see range_groups_drain). */

@@ -79,14 +79,21 @@ static int startup_roots(struct session *s, pid_t **roots, size_t *nr)
 	return 0;
 }
 
-static int check_scope(const struct session *s)
+static bool cpu_wide(const struct session *s)
 {
-	if (s->opts->system_wide || s->opts->cpu_list) {
-		log_error("ranges count the threads of a workload, -p or -t; system-wide "
-			  "ranges (-a, -C) are not supported by this version");
-		return -1;
-	}
-	return 0;
+	return s->opts->system_wide || s->opts->cpu_list;
+}
+
+/* The target of a set: the session's CPUs (-a, -C) or the given threads. */
+static struct range_set_target target_of(const struct session *s, const pid_t *roots,
+					 size_t nr_roots, bool at_exec)
+{
+	return (struct range_set_target){
+		.roots = roots, .nr_roots = nr_roots, .enable_on_exec = at_exec,
+		.cpu_wide = cpu_wide(s), .cpu_list = s->opts->cpu_list,
+		.scope = (enum range_scope)s->opts->range_scope,
+		.pages = s->opts->mmap_pages,
+	};
 }
 
 static void back_plain_counters(struct session *s, struct range_set *rs)
@@ -102,6 +109,7 @@ static void back_plain_counters(struct session *s, struct range_set *rs)
 int session_ranges_open(struct session *s)
 {
 	struct range_set_error err = { 0 };
+	struct range_set_target target;
 	struct range_set *rs;
 	pid_t *roots = NULL;
 	size_t nr_roots = 0;
@@ -109,8 +117,6 @@ int session_ranges_open(struct session *s)
 
 	if (!s->nr_startup_specs)
 		return 0;
-	if (check_scope(s))
-		return -1;
 	rs = range_set_compile(s->startup_specs, s->nr_startup_specs, NULL, &err);
 	if (!rs) {
 		print_spec_error(s->startup_specs[err.spec]->text, err.offset, err.reason);
@@ -119,11 +125,12 @@ int session_ranges_open(struct session *s)
 	s->startup_specs = NULL;		/* the set owns them now */
 	s->nr_startup_specs = 0;
 	add_set(s, rs);
-	if (startup_roots(s, &roots, &nr_roots))
+	if (!cpu_wide(s) && startup_roots(s, &roots, &nr_roots))
 		return -1;
 	/* Ranges are not gated by the default window: with a workload they
 	 * count from its exec, whatever -D says. */
-	rc = range_set_open(rs, roots, nr_roots, s->has_workload, s->opts->mmap_pages, s->base);
+	target = target_of(s, roots, nr_roots, s->has_workload);
+	rc = range_set_open(rs, &target, s->base);
 	free(roots);
 	if (rc)
 		return -1;
@@ -220,17 +227,17 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 {
 	struct range_set_error err = { 0 };
 	struct range_error rerr = { 0 };
-	struct range_spec **specs = calloc(1, sizeof(*specs));
+	struct range_spec **specs;
 	struct pid_list roots = { 0 };
+	struct range_set_target target;
 	struct range_set *rs;
 	int rc;
 
-	if (s->opts->system_wide || s->opts->cpu_list)
-		return snprintf(reason, cap, "ranges are not supported with -a or -C"), -1;
 	if (find_set(s, name))
 		return snprintf(reason, cap, find_set(s, name)->unloaded ?
 				"range '%s' was unloaded; its totals keep the name (choose another)" :
 				"range '%s' is already loaded", name), -1;
+	specs = calloc(1, sizeof(*specs));
 	specs[0] = range_parse(text, &rerr);
 	if (!specs[0]) {
 		free(specs);
@@ -242,9 +249,10 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 		free(specs);
 		return compile_error(text, err.offset, err.reason, reason, cap);
 	}
-	runtime_roots(s, &roots);
-	rc = roots.nr ? range_set_open(rs, roots.ids, roots.nr, false, s->opts->mmap_pages, s->base)
-		      : -1;
+	if (!cpu_wide(s))
+		runtime_roots(s, &roots);
+	target = target_of(s, roots.ids, roots.nr, false);
+	rc = cpu_wide(s) || roots.nr ? range_set_open(rs, &target, s->base) : -1;
 	free(roots.ids);
 	if (rc) {
 		range_set_free(rs);

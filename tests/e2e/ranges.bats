@@ -198,8 +198,43 @@ PY
 	json_views "$T/run.json" | grep -q "|True$"
 }
 
-@test "ranges with -a are refused with a clear message" {
-	pg -a -e "$WRITE@$R_GATE" -- true
-	[ "$status" != 0 ]
-	grep -q "system-wide ranges (-a, -C) are not supported" "$T/err" || { show_run; false; }
+# System-wide, other processes may make the marker calls too (bash calls
+# getppid at start-up): the -a tests keep to the ranger's own triggers.
+A_GATE='syscalls:sys_enter_getppid(comm == "ranger")..syscalls:sys_enter_getpgid(comm == "ranger")'
+
+@test "-a: ranges count every process's own ranges, exactly, a competitor's too" {
+	mkfifos go done
+	# The competitor exists before the agent, waits, and runs its ranges
+	# while the workload runs its own, both pinned to one CPU so that they
+	# preempt each other inside their ranges.  The workload ends after the
+	# competitor is done (bash's read writes nothing a range could count).
+	taskset -c 0 "$RANGER" -w "$T/go" -d "$T/done" 3000 2 7 &
+	competitor=$!
+	BG_PIDS+=("$competitor")
+	pg -a -x, -e "$WRITE@$A_GATE" -- taskset -c 0 bash -c \
+		'"$1" -n "$2" -t 2 2000 3 5 && read -r line <"$3"' _ "$RANGER" "$T/go" "$T/done"
+	wait "$competitor"
+	expect_status 0
+	# Inside: the workload's 2 x 2000 x 3 and the competitor's 3000 x 2.
+	expect_value "$WRITE@$A_GATE" $((2 * 2000 * 3 + 3000 * 2))
+}
+
+@test "-a: a competitor preempting a range without ranges of its own is not counted" {
+	mkfifos go
+	taskset -c 0 "$MARKER" wait "$T/go" write 50000 &
+	competitor=$!
+	BG_PIDS+=("$competitor")
+	pg -a -x, -e "$WRITE@$A_GATE" -- taskset -c 0 "$RANGER" -n "$T/go" 3000 3 0
+	wait "$competitor"
+	expect_status 0
+	expect_value "$WRITE@$A_GATE" 9000
+}
+
+@test "--range-scope cpu keeps one state per CPU; 'bogus' is refused" {
+	pg -x, --range-scope cpu -e "$WRITE@$R_GATE" -- "$RANGER" 100 3 5
+	expect_status 0
+	expect_value "$WRITE@$R_GATE" 300
+	pg --range-scope bogus -e "$WRITE@$R_GATE" -- true
+	expect_status 129
+	grep -q "expected 'thread' or 'cpu'" "$T/err" || { show_run; false; }
 }

@@ -2,7 +2,7 @@
  * ranger: a workload that makes exact numbers of range-delimited syscalls,
  * for the range tests.
  *
- *   ranger [-t THREADS] [-f] [-m] [-w FIFO] R K M
+ *   ranger [-t THREADS] [-f] [-m] [-w FIFO] [-n FIFO] [-d FIFO] R K M
  *
  * Every worker makes R ranges of "getppid(); K x write(1 byte); getpgid(0)"
  * and then M more writes outside any range.  There are THREADS workers in
@@ -10,7 +10,10 @@
  * worker moves itself to the other CPU inside every range
  * (sched_setaffinity), so ranges that migrate are exercised.  With -w the
  * workers start, then all wait until a line can be read from FIFO (for a
- * range loaded while the threads already exist).
+ * range loaded while the threads already exist).  With -n it first writes
+ * a line to FIFO (to release a competitor waiting in "-w" or a marker's
+ * "wait"), with no other syscall a range could see; with -d it writes a
+ * line to FIFO when all its workers are done.
  *
  * So syscalls:sys_enter_write@getppid..getpgid counts R*K per worker, and
  * the whole run's writes are (R*K + M) per worker.  Output: nothing; exit 0.
@@ -31,7 +34,7 @@
 
 static long ranges, writes_in, writes_out;
 static bool migrate;
-static const char *start_fifo;
+static const char *start_fifo, *notify_fifo, *done_fifo;
 static pthread_barrier_t started;
 
 static void write_n(int fd, long n)
@@ -84,6 +87,15 @@ static void wait_start(void)
 	close(fd);
 }
 
+static void notify(const char *fifo)
+{
+	int fd = open(fifo, O_WRONLY);
+
+	if (fd < 0 || write(fd, "go\n", 3) != 3)
+		exit(100);
+	close(fd);
+}
+
 static void run_workers(long threads)
 {
 	pthread_t *ids = calloc((size_t)threads, sizeof(*ids));
@@ -106,22 +118,26 @@ int main(int argc, char **argv)
 	pid_t child = -1;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:fmw:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:fmw:n:d:")) != -1) {
 		switch (opt) {
 		case 't': threads = atol(optarg); break;
 		case 'f': fork_child = true; break;
 		case 'm': migrate = true; break;
 		case 'w': start_fifo = optarg; break;
+		case 'n': notify_fifo = optarg; break;
+		case 'd': done_fifo = optarg; break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 3 || threads < 1) {
-		fprintf(stderr, "usage: ranger [-t THREADS] [-f] [-m] [-w FIFO] R K M\n");
+		fprintf(stderr, "usage: ranger [-t THREADS] [-f] [-m] [-w FIFO] [-n FIFO] [-d FIFO] R K M\n");
 		return 2;
 	}
 	ranges = atol(argv[optind]);
 	writes_in = atol(argv[optind + 1]);
 	writes_out = atol(argv[optind + 2]);
+	if (notify_fifo)
+		notify(notify_fifo);
 	if (fork_child && (child = fork()) == 0) {
 		run_workers(1);
 		_exit(0);
@@ -129,6 +145,8 @@ int main(int argc, char **argv)
 	run_workers(threads);
 	if (child > 0)
 		waitpid(child, NULL, 0);
+	if (done_fifo)
+		notify(done_fifo);
 	/* _exit: no atexit handlers making syscalls of their own (ASan). */
 	_exit(0);
 }

@@ -34,7 +34,7 @@ static void rec(struct range_account *a, enum range_record_kind kind, uint32_t t
 
 static void test_simple_range(void)
 {
-	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 2);
+	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 2, 0);
 
 	rec(a, RANGE_RECORD_SAMPLE, 10, 0, S, 1, 0, 3);		/* 3 E before S */
 	rec(a, RANGE_RECORD_SAMPLE, 10, 0, T, 1, 1, 8);		/* 5 E inside */
@@ -46,7 +46,7 @@ static void test_simple_range(void)
 
 static void test_migration(void)
 {
-	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 2);
+	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 2, 0);
 
 	rec(a, RANGE_RECORD_SAMPLE, 10, 0, S, 1, 0, 2);		/* opens on CPU 0 */
 	rec(a, RANGE_RECORD_SAMPLE, 10, 0, SW, 1, 0, 6);	/* switch out of CPU 0: 4 inside */
@@ -58,7 +58,7 @@ static void test_migration(void)
 
 static void test_nesting_and_threads(void)
 {
-	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1);
+	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
 
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 0);
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 0, 1);		/* nested: depth 2 */
@@ -77,7 +77,7 @@ static void test_own_hit_order(void)
 	/* S itself is the counted event: its own hit is inside. */
 	struct range_member self[3] = { { 0 }, { .starts = 1, .counted = true },
 					{ .stops = 1, .counted = true } };
-	struct range_account *a = range_account_new(self, 3, &leaf_st, 1, views, 2, 1);
+	struct range_account *a = range_account_new(self, 3, &leaf_st, 1, views, 2, 1, 0);
 	uint64_t v1[3] = { 0, 1, 0 }, v2[3] = { 0, 1, 1 };
 	struct range_record r1 = { RANGE_RECORD_SAMPLE, 0, 1, 0, 0, 1, v1 };
 	struct range_record r2 = { RANGE_RECORD_SAMPLE, 0, 1, 0, 0, 2, v2 };
@@ -94,7 +94,7 @@ static void test_own_hit_order(void)
 static void test_open_ends(void)
 {
 	struct range_leaf open_start = { false, true }, open_end = { true, false };
-	struct range_account *a = range_account_new(members, NM, &open_start, 1, views, 2, 1);
+	struct range_account *a = range_account_new(members, NM, &open_start, 1, views, 2, 1, 0);
 
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 0, 0, 4);		/* open from the start */
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 0, 1, 6);		/* ..T closes */
@@ -102,7 +102,7 @@ static void test_open_ends(void)
 	is_int(range_account_value(a, 0, E), 6, "..T counts from the start to the first T");
 	range_account_free(a);
 
-	a = range_account_new(members, NM, &open_end, 1, views, 2, 1);
+	a = range_account_new(members, NM, &open_end, 1, views, 2, 1, 0);
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 0, 0, 4);
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 6);		/* S.. opens for good */
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 0, 7);
@@ -114,7 +114,7 @@ static void test_open_ends(void)
 
 static void test_finish_and_tid_reuse(void)
 {
-	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1);
+	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
 	uint64_t totals[NM] = { 0, 2, 1, 40 };
 
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 1);		/* root opens */
