@@ -33,9 +33,11 @@ struct range_account {
 	uint64_t *sums;				/* [view][member] */
 	uint64_t lost;
 
-	/* CPU-wide counters: [cpu][member] last seen, and who ran last. */
+	/* CPU-wide counters: [cpu][member] last seen, who recorded last, and
+	 * whether that record was a switch-out (then someone else runs now). */
 	uint64_t *cpu_last;
 	uint32_t *cpu_last_tid;
+	bool *cpu_last_switched;
 	/* Scope "cpu": the range state of each CPU. */
 	struct range_state *cpu_states;
 
@@ -96,6 +98,7 @@ struct range_account *range_account_new(const struct range_member *members, size
 	acct->flags = flags;
 	acct->cpu_last = calloc((size_t)nr_cpus * nr_members, sizeof(uint64_t));
 	acct->cpu_last_tid = calloc(nr_cpus, sizeof(uint32_t));
+	acct->cpu_last_switched = calloc(nr_cpus, sizeof(bool));
 	acct->cpu_states = calloc(nr_cpus, sizeof(struct range_state));
 
 	acct->members = members;
@@ -125,6 +128,7 @@ void range_account_free(struct range_account *acct)
 	free(acct->threads);
 	free(acct->cpu_last);
 	free(acct->cpu_last_tid);
+	free(acct->cpu_last_switched);
 	free(acct->cpu_states);
 	free(acct->sums);
 	free(acct);
@@ -295,6 +299,7 @@ void range_account_record(struct range_account *acct, const struct range_record 
 		last[m] = rec->values[m];
 	}
 	acct->cpu_last_tid[rec->cpu] = rec->tid;
+	acct->cpu_last_switched[rec->cpu] = own < acct->nr_members && acct->members[own].switches;
 	if (own == acct->nr_members)
 		return;
 	apply_starts(acct, st, acct->members[own].starts);
@@ -332,10 +337,20 @@ void range_account_finish_root(struct range_account *acct, unsigned root, uint32
 void range_account_finish_cpus(struct range_account *acct, const uint64_t *values)
 {
 	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++) {
-		/* The stretch since the CPU's last record: whoever ran last. */
+		/*
+		 * The stretch since the CPU's last record belongs to whoever ran
+		 * then: the recording thread, unless its record was a switch-out
+		 * -- then a thread that left no record yet, in a fresh state.
+		 */
 		struct thread_state *t = thread_get(acct, acct->cpu_last_tid[cpu], 0);
 		const struct range_state *st = state_of(acct, t, cpu);
 		uint64_t *last = acct->cpu_last + (size_t)cpu * acct->nr_members;
+		struct range_state fresh;
+
+		if (acct->cpu_last_switched[cpu] && !(acct->flags & RANGE_ACCOUNT_CPU_SCOPE)) {
+			state_begin(acct, &fresh);
+			st = &fresh;
+		}
 
 		for (size_t m = 0; m < acct->nr_members; m++) {
 			uint64_t total = values[(size_t)cpu * acct->nr_members + m];

@@ -34,6 +34,7 @@ struct range_member {
 	uint64_t starts;	/* bit i: starts leaf i */
 	uint64_t stops;		/* bit i: stops leaf i */
 	bool counted;		/* its value is shown in views */
+	bool switches;		/* the context-switch sampler: its records are switch-outs */
 };
 
 /* How a leaf "S..T" behaves when an end is open. */

@@ -147,6 +147,7 @@ struct range_set *range_set_compile(struct range_spec **specs, size_t n, const c
 	rs->views = calloc(n, sizeof(*rs->views));
 	rs->shown = calloc(n, sizeof(*rs->shown));
 	rs->members = calloc(1, sizeof(*rs->members));	/* 0: the switch sampler */
+	rs->members[0].switches = true;
 	add_exit_sampler(rs);
 	for (size_t s = 0; s < n; s++) {
 		if (compile_spec(rs, s, err)) {

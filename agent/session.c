@@ -186,10 +186,16 @@ static int session_open_channels(struct session *s)
 	return 0;
 }
 
-static void session_open_default_window(struct session *s, bool at_exec)
+/*
+ * Open the default window.  At exec, counters start from zero.  At the
+ * start of a run, so do counters the start-up ranges back: their groups
+ * count from the moment they were enabled, and the plain view must see
+ * the same counts as the range views for E@R + E@!R == E to hold.
+ */
+static void session_open_default_window(struct session *s, bool at_exec, bool at_start)
 {
 	for (size_t i = 0; i < s->nr_counters; i++) {
-		if (at_exec)
+		if (at_exec || (at_start && s->counters[i].backing))
 			view_open_at_exec(&s->default_views[i]);
 		else
 			view_open(&s->default_views[i]);
@@ -199,7 +205,7 @@ static void session_open_default_window(struct session *s, bool at_exec)
 static void on_delay_elapsed(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd, (void)what;
-	session_open_default_window(arg, false);
+	session_open_default_window(arg, false, false);
 }
 
 static void on_interval(evutil_socket_t fd, short what, void *arg)
@@ -313,7 +319,7 @@ int session_start(struct session *s)
 	    session_watch_targets(s))
 		return -1;
 	if (opts->delay_ms == 0)
-		session_open_default_window(s, session_opens_at_exec(s));
+		session_open_default_window(s, session_opens_at_exec(s), true);
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	if (s->has_workload && workload_start(&s->workload, opts->workload[0]))
 		return -1;

@@ -663,3 +663,37 @@ int perfgate_window_end(struct perfgate *pg, const char *name, char *json, size_
 {
 	return window_command(pg, "end", name, json, json_size);
 }
+
+/* "range load NAME = SPEC": the agent parses SPEC and answers with the
+ * place of a mistake; only the name and the line's length are checked here. */
+int perfgate_range_load(struct perfgate *pg, const char *name, const char *spec)
+{
+	char line[CTL_LINE_MAX + 1];
+	int n;
+
+	if (!pg || pg->inert)
+		return perfgate_command(pg, NULL, NULL, 0);
+	if (!name_valid(name))
+		return fail(EINVAL, "bad range name '%.*s': give 1 to %d of A-Z a-z 0-9 _ . : -",
+			    CTL_NAME_MAX + 1, name ? name : "(null)", CTL_NAME_MAX);
+	if (!spec || !*spec || strchr(spec, '\n'))
+		return fail(EINVAL, "bad range spec: give one non-empty line");
+	n = snprintf(line, sizeof(line), "range load %s = %s", name, spec);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return fail(EINVAL, "range spec too long (a command is at most %d bytes)",
+			    CTL_LINE_MAX);
+	return exchange(pg, line, NULL, 0);
+}
+
+int perfgate_range_unload(struct perfgate *pg, const char *name)
+{
+	char line[32 + CTL_NAME_MAX];
+
+	if (!pg || pg->inert)
+		return perfgate_command(pg, NULL, NULL, 0);
+	if (!name_valid(name))
+		return fail(EINVAL, "bad range name '%.*s': give 1 to %d of A-Z a-z 0-9 _ . : -",
+			    CTL_NAME_MAX + 1, name ? name : "(null)", CTL_NAME_MAX);
+	snprintf(line, sizeof(line), "range unload %s", name);
+	return exchange(pg, line, NULL, 0);
+}

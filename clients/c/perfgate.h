@@ -63,6 +63,13 @@ int perfgate_window_begin(struct perfgate *pg, const char *name);
 /* json (may be NULL) gets the reply's JSON object: this call's counts and
  * the window's totals. */
 int perfgate_window_end(struct perfgate *pg, const char *name, char *json, size_t json_size);
+/* Load a range at run time ("range load NAME = SPEC", perfgate-ranges(7)):
+ * its views are "event@NAME" in every output and in window-end replies.
+ * A bad SPEC gives -EREMOTEIO, perfgate_last_error() holding the agent's
+ * reason and the place of the mistake. */
+int perfgate_range_load(struct perfgate *pg, const char *name, const char *spec);
+/* Stop a range; its totals stay in the report. */
+int perfgate_range_unload(struct perfgate *pg, const char *name);
 /* Any command line (without its '\n'); reply (may be NULL) gets the text
  * after "ack " or "err ". */
 int perfgate_command(struct perfgate *pg, const char *line, char *reply, size_t reply_size);

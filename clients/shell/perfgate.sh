@@ -542,6 +542,25 @@ perfgate_window_end() {
 	printf '%s\n' "$PERFGATE_REPLY"
 }
 
+# perfgate_range_load NAME SPEC: load a range at run time (perfgate-ranges(7));
+# its views are "event@NAME".  A bad SPEC: non-zero, the agent's reason shown.
+perfgate_range_load() {
+	if [ $# -ne 2 ]; then
+		_perfgate_error "range load" "usage: perfgate_range_load NAME SPEC"
+		return 2
+	fi
+	_perfgate_request "range load $1" "range load $1 = $2"
+}
+
+# perfgate_range_unload NAME: stop range NAME (its totals stay in the report).
+perfgate_range_unload() {
+	if [ $# -ne 1 ]; then
+		_perfgate_error "range unload" "usage: perfgate_range_unload NAME"
+		return 2
+	fi
+	_perfgate_request "range unload $1" "range unload $1"
+}
+
 # perfgate_cmd TEXT: send any command line; print the reply's payload, if any.
 perfgate_cmd() {
 	if [ $# -ne 1 ]; then

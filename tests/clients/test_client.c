@@ -678,6 +678,27 @@ static void child_errors(struct perfgate *pg)
 	check_int(perfgate_ping(pg), 0, "the channel still works after errors");
 }
 
+/* A range loaded at run time counts the calls between its triggers; the
+ * agent's reason for a bad spec reaches last_error. */
+static void child_ranges(struct perfgate *pg)
+{
+	check_int(perfgate_range_load(pg, "r", EV "@syscalls:sys_enter_getpgid..syscalls:sys_enter_getsid"),
+		  0, "range load r");
+	getppid_n(2);
+	syscall(SYS_getpgid, 0);
+	getppid_n(3);
+	syscall(SYS_getsid, 0);
+	getppid_n(4);
+	check_int(perfgate_range_unload(pg, "r"), 0, "range unload r");
+	check_int(perfgate_range_unload(pg, "r"), -EREMOTEIO, "unload again: -EREMOTEIO");
+	check_int(perfgate_range_load(pg, "s", EV "@syscalls:sys_enter_getpgid.syscalls:sys_enter_getsid"),
+		  -EREMOTEIO, "a bad spec: -EREMOTEIO");
+	check(strstr(perfgate_last_error(), "at byte") != NULL, "... last_error has the place",
+	      "%s", perfgate_last_error());
+	check_int(perfgate_range_load(pg, "bad name", EV "@syscalls:sys_enter_getpgid.."), -EINVAL,
+		  "a bad range name: -EINVAL");
+}
+
 /* The agent dies: calls fail at once with -EPIPE instead of hanging, and
  * SIGPIPE does not kill us. */
 static void child_gone(struct perfgate *pg)
@@ -702,7 +723,7 @@ static int child_main(const char *mode, const char *results)
 	static const struct { const char *mode; void (*fn)(struct perfgate *); } modes[] = {
 		{ "exact", child_exact }, { "threads", child_threads }, { "names", child_names },
 		{ "fork", child_fork }, { "atfork", child_atfork }, { "errors", child_errors },
-		{ "gone", child_gone },
+		{ "gone", child_gone }, { "ranges", child_ranges },
 	};
 	struct perfgate *pg;
 
@@ -746,6 +767,9 @@ static void test_agent(void)
 	agent_scenario("fork", 4);
 	agent_scenario("atfork", 2);
 	agent_scenario("errors", 15);
+
+	agent_scenario("ranges", 1 + 6);
+	report_is("ranges", EV "@r", 3);
 
 	run_under_agent("gone");
 	is_int(replay_results("gone"), 4, "gone: the workload reported its 4 checks");

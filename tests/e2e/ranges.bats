@@ -230,6 +230,23 @@ A_GATE='syscalls:sys_enter_getppid(comm == "ranger")..syscalls:sys_enter_getpgid
 	expect_value "$WRITE@$A_GATE" 9000
 }
 
+@test "-a: E@R + E@!R == E exactly, for writes and cpu-clock, whatever else runs" {
+	pg -a -x, --json-file "$T/run.json" -e "$WRITE,cpu-clock" \
+		-e "($WRITE,cpu-clock)@$A_GATE" -e "($WRITE,cpu-clock)@!($A_GATE)" -- \
+		"$RANGER" -t 2 2000 3 5
+	expect_status 0
+	python3 - "$T/run.json" "$WRITE" <<'PY'
+import json, sys
+views = json.load(open(sys.argv[1]))["views"]
+for ev in (sys.argv[2], "cpu-clock"):
+    counts = [v["count"] for v in views if v["event"] == ev]
+    total, inside, outside = counts
+    assert inside + outside == total, (ev, inside, outside, total)
+    assert inside > 0 and outside > 0, (ev, inside, outside)
+assert [v["count"] for v in views if v["event"] == sys.argv[2]][1] == 2 * 2000 * 3
+PY
+}
+
 @test "--range-scope cpu keeps one state per CPU; 'bogus' is refused" {
 	pg -x, --range-scope cpu -e "$WRITE@$R_GATE" -- "$RANGER" 100 3 5
 	expect_status 0

@@ -564,3 +564,26 @@ print(len(w), w[0]["calls"], v, d["run"]["exit_status"])' "$T/bench.json"
 	[ "$output" = 2 ] || { show; fail "expected 2 repetitions with 7 + 1 writes"; }
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/bench.json"
 }
+
+@test "perfgate_range_load: a range loaded at run time counts exactly; a bad spec fails with the place" {
+	script <<'EOF2'
+perfgate_start -e "$GETPPID" -x,
+echo "$PERFGATE_PID" >"$T/agent.pid"
+perfgate_range_load r "$GETPPID@syscalls:sys_enter_getpgid..syscalls:sys_enter_getsid"
+"$MARKER" getppid 2 getpgid 1 getppid 3
+st=0
+perfgate_range_load bad "$GETPPID@syscalls:sys_enter_getpgid.syscalls:sys_enter_getsid" 2>"$T/bad.err" || st=$?
+echo "bad=$st"
+perfgate_range_unload r
+perfgate_stop
+cp "$PERFGATE_REPORT" "$T/report"
+EOF2
+	runsh
+	expect_status 0
+	expect_line "bad=1"
+	grep -q "range load bad: .*at byte" "$T/bad.err" || { cat "$T/bad.err"; fail "no place in the error"; }
+	# The marker is a process of its own: its range opens at getpgid and
+	# stays open (no getsid), so its last 3 getppid calls count.
+	grep -qx "3,,$GETPPID@r,.*" "$T/report" || { cat "$T/report"; fail "range view is not 3"; }
+	no_leftovers
+}
