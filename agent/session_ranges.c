@@ -1,7 +1,6 @@
 /*
  * session_ranges: start-up and run-time range sets of a session.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,65 +139,23 @@ int session_ranges_open(struct session *s)
 
 /* ---- run time ------------------------------------------------------------ */
 
-struct pid_list {
-	pid_t *ids;
-	size_t nr;
-};
-
-static void pid_list_add(struct pid_list *list, pid_t id)
-{
-	for (size_t i = 0; i < list->nr; i++)
-		if (list->ids[i] == id)
-			return;
-	list->ids = realloc(list->ids, (list->nr + 1) * sizeof(pid_t));
-	list->ids[list->nr++] = id;
-}
-
-/* Every thread of process pid and, through /proc/.../children, of all its
- * descendants: what a range loaded now must cover. */
-static void add_process_tree(struct pid_list *list, pid_t pid)
-{
-	char path[320];
-	struct dirent *entry;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((entry = readdir(dir))) {
-		FILE *children;
-		int child;
-
-		if (entry->d_name[0] == '.')
-			continue;
-		pid_list_add(list, (pid_t)atoi(entry->d_name));
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, entry->d_name);
-		children = fopen(path, "re");
-		while (children && fscanf(children, "%d", &child) == 1)
-			add_process_tree(list, (pid_t)child);
-		if (children)
-			fclose(children);
-	}
-	closedir(dir);
-}
-
-static void runtime_roots(struct session *s, struct pid_list *list)
+/* What a range loaded now must cover: every thread of the workload's
+ * tree, or of the -p processes' trees, or the -t threads. */
+static void runtime_roots(struct session *s, struct tid_list *list)
 {
 	pid_t *startup = NULL;
 	size_t nr = 0;
 
 	if (s->has_workload) {
-		add_process_tree(list, s->workload.pid);
+		target_process_tree(list, s->workload.pid);
 		return;
 	}
 	if (startup_roots(s, &startup, &nr) == 0) {
-		/* -p names processes: their children too; -t names threads. */
 		for (size_t i = 0; i < nr; i++) {
 			if (s->opts->pid_list)
-				add_process_tree(list, startup[i]);
+				target_process_tree(list, startup[i]);
 			else
-				pid_list_add(list, startup[i]);
+				tid_list_add(list, startup[i]);
 		}
 	}
 	free(startup);
@@ -228,7 +185,7 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 	struct range_set_error err = { 0 };
 	struct range_error rerr = { 0 };
 	struct range_spec **specs;
-	struct pid_list roots = { 0 };
+	struct tid_list roots = { 0 };
 	struct range_set_target target;
 	struct range_set *rs;
 	int rc;
@@ -251,9 +208,9 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 	}
 	if (!cpu_wide(s))
 		runtime_roots(s, &roots);
-	target = target_of(s, roots.ids, roots.nr, false);
+	target = target_of(s, roots.tids, roots.nr, false);
 	rc = cpu_wide(s) || roots.nr ? range_set_open(rs, &target, s->base) : -1;
-	free(roots.ids);
+	free(roots.tids);
 	if (rc) {
 		range_set_free(rs);
 		return snprintf(reason, cap, "cannot open range '%s' (see the agent's log)", name), -1;

@@ -14,14 +14,12 @@
 #include "agent/log.h"
 #include "agent/target.h"
 
-struct tid_list {
-	pid_t *tids;
-	int nr;
-};
-
-static void tid_list_add(struct tid_list *list, pid_t tid)
+void tid_list_add(struct tid_list *list, pid_t tid)
 {
-	list->tids = realloc(list->tids, (size_t)(list->nr + 1) * sizeof(pid_t));
+	for (size_t i = 0; i < list->nr; i++)
+		if (list->tids[i] == tid)
+			return;
+	list->tids = realloc(list->tids, (list->nr + 1) * sizeof(pid_t));
 	list->tids[list->nr++] = tid;
 }
 
@@ -83,7 +81,7 @@ static int build_threads(struct counter_target *target, const struct options *op
 	if (!rc && opts->tid_list)
 		rc = parse_ids(&list, opts->tid_list, "-t", false);
 	if (!rc)
-		target->threads = perf_thread_map__new_array(list.nr, list.tids);
+		target->threads = perf_thread_map__new_array((int)list.nr, list.tids);
 	free(list.tids);
 	return rc || !target->threads ? -1 : 0;
 }
@@ -145,6 +143,33 @@ size_t target_pidfds(const struct options *opts, int **fds)
 	add_pidfds(opts->pid_list, false, fds, &nr);
 	add_pidfds(opts->tid_list, true, fds, &nr);
 	return nr;
+}
+
+void target_process_tree(struct tid_list *list, pid_t pid)
+{
+	char path[320];
+	struct dirent *entry;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return;		/* gone meanwhile: nothing to cover */
+	while ((entry = readdir(dir))) {
+		FILE *children;
+		int child;
+
+		if (entry->d_name[0] == '.')
+			continue;
+		tid_list_add(list, (pid_t)atoi(entry->d_name));
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, entry->d_name);
+		children = fopen(path, "re");
+		while (children && fscanf(children, "%d", &child) == 1)
+			target_process_tree(list, (pid_t)child);
+		if (children)
+			fclose(children);
+	}
+	closedir(dir);
 }
 
 char *target_describe(const struct options *opts)

@@ -11,6 +11,17 @@
 #include "agent/counter.h"
 #include "agent/options.h"
 
+/* A list of thread ids without repeats. */
+struct tid_list {
+	pid_t *tids;
+	size_t nr;
+};
+
+void tid_list_add(struct tid_list *list, pid_t tid);
+/* Every thread of process pid and, through /proc/.../children, of all its
+ * descendants, as they are now. */
+void target_process_tree(struct tid_list *list, pid_t pid);
+
 /* Build cpu and thread maps; workload_pid is -1 when there is no workload.
  * Prints an error and returns -1 for a bad list or a missing process. */
 int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid);

@@ -14,89 +14,28 @@
  *
  * Input is untrusted (control channels, command lines) and fuzzed
  * (tests/fuzz/fuzz_range.c): every byte value is handled, nesting is
- * bounded, and an allocation failure is an error like any other.
+ * bounded, and an allocation failure is an error like any other.  The
+ * byte-level reading shared with range_parse.c (position, whitespace,
+ * first-error-wins errors) is in proto/scan.c.
  */
 #include "proto/filter_parse.h"
 
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "proto/scan.h"
 
 /* The kernel's limits: MAX_FILTER_STR_VAL and its 24-byte number buffer. */
 #define FILTER_STR_MAX 255
 #define FILTER_NUM_MAX 23
-/* Names quoted in error reasons are cut to this many bytes. */
-#define QUOTE_MAX 40
 
 struct fparser {
-	const char *s;
-	size_t len;
-	size_t pos;
+	struct scan sc;		/* the text, the position, the first error */
 	bool paren;		/* filter_parse_paren: ends at an unmatched ')' */
 	int depth;
-	bool failed;
-	struct filter_error *err;
 };
 
-/* ---- errors --------------------------------------------------------------- */
-
-/* The first error wins: later ones are consequences of it. */
-__attribute__((format(printf, 3, 4)))
-static void fail(struct fparser *p, size_t offset, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (p->failed)
-		return;
-	p->failed = true;
-	errno = EINVAL;
-	if (!p->err)
-		return;
-	p->err->offset = offset;
-	va_start(ap, fmt);
-	vsnprintf(p->err->reason, sizeof(p->err->reason), fmt, ap);
-	va_end(ap);
-}
-
-static void fail_nomem(struct fparser *p)
-{
-	fail(p, p->pos, "out of memory");
-	errno = ENOMEM;
-}
-
-/* text[0..n) for a reason: cut to QUOTE_MAX bytes, with "..." when cut. */
-static const char *quoted(char *buf, size_t cap, const char *text, size_t n)
-{
-	if (n > QUOTE_MAX)
-		snprintf(buf, cap, "%.*s...", QUOTE_MAX, text);
-	else
-		snprintf(buf, cap, "%.*s", (int)n, text);
-	return buf;
-}
-
 /* ---- characters ------------------------------------------------------------ */
-
-static bool is_space(int c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static bool is_alpha(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_alnum(int c)
-{
-	return is_alpha(c) || is_digit(c);
-}
 
 /* A byte that may appear in an unquoted word value. */
 static bool is_word_byte(int c)
@@ -104,47 +43,14 @@ static bool is_word_byte(int c)
 	return c > 0x20 && c != 0x7f && !strchr("()&|\"'", c);
 }
 
-static int peek(const struct fparser *p, size_t k)
-{
-	return p->pos + k < p->len ? (unsigned char)p->s[p->pos + k] : -1;
-}
-
-static void skip_space(struct fparser *p)
-{
-	while (p->pos < p->len && is_space((unsigned char)p->s[p->pos]))
-		p->pos++;
-}
-
-static bool looking_at(const struct fparser *p, const char *tok)
-{
-	size_t n = strlen(tok);
-
-	return p->len - p->pos >= n && memcmp(p->s + p->pos, tok, n) == 0;
-}
-
-static char *copy_bytes(struct fparser *p, const char *s, size_t n)
-{
-	char *c = malloc(n + 1);
-
-	if (!c) {
-		fail_nomem(p);
-		return NULL;
-	}
-	memcpy(c, s, n);
-	c[n] = '\0';
-	return c;
-}
-
 /* ---- nodes ------------------------------------------------------------------ */
 
 static struct filter_node *node_new(struct fparser *p, enum filter_kind kind, size_t offset)
 {
-	struct filter_node *n = calloc(1, sizeof(*n));
+	struct filter_node *n = scan_calloc(&p->sc, sizeof(*n));
 
-	if (!n) {
-		fail_nomem(p);
+	if (!n)
 		return NULL;
-	}
 	n->kind = kind;
 	n->span.offset = offset;
 	return n;
@@ -158,14 +64,8 @@ static struct filter_node *node_new(struct fparser *p, enum filter_kind kind, si
 static bool node_add(struct fparser *p, struct filter_node *n, struct filter_node *child,
 		     size_t end)
 {
-	struct filter_node **c = realloc(n->children, (n->nchildren + 1) * sizeof(*c));
-
-	if (!c) {
-		fail_nomem(p);
+	if (!SCAN_PUSH(&p->sc, n->children, n->nchildren, child))
 		return false;
-	}
-	n->children = c;
-	n->children[n->nchildren++] = child;
 	n->span.len = end - n->span.offset;
 	return true;
 }
@@ -193,21 +93,21 @@ static struct filter_node *parse_or(struct fparser *p, const char *after);
  */
 static void fail_after_operand(struct fparser *p, bool in_group)
 {
-	int c = peek(p, 0);
+	int c = scan_peek(&p->sc, 0);
 
 	if (c < 0) {
 		if (p->paren)
-			fail(p, p->pos, "unterminated filter: missing ')'");
+			scan_fail(&p->sc, p->sc.pos, "unterminated filter: missing ')'");
 		else if (in_group)
-			fail(p, p->pos, "missing ')'");
-	} else if ((c == '&' || c == '|') && peek(p, 1) != c) {
-		fail(p, p->pos, "single '%c' between conditions: use '%c%c'", c, c, c);
+			scan_fail(&p->sc, p->sc.pos, "missing ')'");
+	} else if ((c == '&' || c == '|') && scan_peek(&p->sc, 1) != c) {
+		scan_fail(&p->sc, p->sc.pos, "single '%c' between conditions: use '%c%c'", c, c, c);
 	} else if (c == ')' && !in_group && !p->paren) {
-		fail(p, p->pos, "unexpected ')'");
+		scan_fail(&p->sc, p->sc.pos, "unexpected ')'");
 	} else if (in_group || p->paren) {
-		fail(p, p->pos, "expected '&&', '||' or ')' in filter");
+		scan_fail(&p->sc, p->sc.pos, "expected '&&', '||' or ')' in filter");
 	} else {
-		fail(p, p->pos, "expected '&&' or '||' in filter");
+		scan_fail(&p->sc, p->sc.pos, "expected '&&' or '||' in filter");
 	}
 }
 
@@ -234,26 +134,26 @@ const char *filter_op_name(enum filter_op op)
 
 static bool parse_op(struct fparser *p, struct filter_pred *pred)
 {
-	char q[QUOTE_MAX + 4];
+	char q[SCAN_QUOTE_SIZE];
 
-	pred->op_span.offset = p->pos;
-	if (looking_at(p, "&&"))
+	pred->op_span.offset = p->sc.pos;
+	if (scan_looking_at(&p->sc, "&&"))
 		goto bad;
 	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
-		if (looking_at(p, op_names[i].text)) {
+		if (scan_looking_at(&p->sc, op_names[i].text)) {
 			pred->op = op_names[i].op;
 			pred->op_span.len = strlen(op_names[i].text);
-			p->pos += pred->op_span.len;
+			p->sc.pos += pred->op_span.len;
 			return true;
 		}
 	}
-	if (peek(p, 0) == '=') {
-		fail(p, p->pos, "'=' is not an operator: use '=='");
+	if (scan_peek(&p->sc, 0) == '=') {
+		scan_fail(&p->sc, p->sc.pos, "'=' is not an operator: use '=='");
 		return false;
 	}
 bad:
-	fail(p, p->pos, "expected an operator after field '%s'",
-	     quoted(q, sizeof(q), pred->field, strlen(pred->field)));
+	scan_fail(&p->sc, p->sc.pos, "expected an operator after field '%s'",
+		  scan_quote(q, sizeof(q), pred->field, strlen(pred->field)));
 	return false;
 }
 
@@ -264,92 +164,93 @@ bad:
  */
 static bool parse_number(struct fparser *p, struct filter_pred *pred)
 {
-	size_t v0 = p->pos, i = p->pos, d, end;
+	size_t v0 = p->sc.pos, i = p->sc.pos, d, end;
 	unsigned base = 10;
 	uint64_t v = 0;
-	char q[QUOTE_MAX + 4];
+	char q[SCAN_QUOTE_SIZE];
 
-	if (p->s[i] == '-') {
+	if (p->sc.s[i] == '-') {
 		pred->negative = true;
 		i++;
-		if (i >= p->len || !is_digit((unsigned char)p->s[i])) {
-			fail(p, i, "expected a digit after '-'");
+		if (i >= p->sc.len || !scan_is_digit((unsigned char)p->sc.s[i])) {
+			scan_fail(&p->sc, i, "expected a digit after '-'");
 			return false;
 		}
 	}
 	d = i;
-	while (i < p->len && is_alnum((unsigned char)p->s[i]))
+	while (i < p->sc.len && scan_is_alnum((unsigned char)p->sc.s[i]))
 		i++;
 	end = i;
-	quoted(q, sizeof(q), p->s + v0, end - v0);
+	scan_quote(q, sizeof(q), p->sc.s + v0, end - v0);
 	if (end - v0 > FILTER_NUM_MAX) {
-		fail(p, v0, "number '%s' is too long (over %d characters)", q, FILTER_NUM_MAX);
+		scan_fail(&p->sc, v0,
+			  "number '%s' is too long (over %d characters)", q, FILTER_NUM_MAX);
 		return false;
 	}
-	if (p->s[d] == '0' && end - d >= 2 && (p->s[d + 1] | 0x20) == 'x') {
+	if (p->sc.s[d] == '0' && end - d >= 2 && (p->sc.s[d + 1] | 0x20) == 'x') {
 		base = 16;
 		d += 2;
-	} else if (p->s[d] == '0' && end - d >= 2) {
+	} else if (p->sc.s[d] == '0' && end - d >= 2) {
 		base = 8;
 		d++;
 	}
 	if (d == end) {
-		fail(p, v0, "invalid number '%s'", q);
+		scan_fail(&p->sc, v0, "invalid number '%s'", q);
 		return false;
 	}
 	for (i = d; i < end; i++) {
-		int c = (unsigned char)p->s[i] | 0x20;
-		unsigned digit = is_digit(c) ? (unsigned)(c - '0') :
+		int c = (unsigned char)p->sc.s[i] | 0x20;
+		unsigned digit = scan_is_digit(c) ? (unsigned)(c - '0') :
 				 (c >= 'a' && c <= 'f') ? (unsigned)(c - 'a' + 10) : 99;
 
 		if (digit >= base) {
-			fail(p, v0, "invalid number '%s'%s", q,
-			     base == 8 && digit < 10 ? " (a leading 0 means octal)" : "");
+			scan_fail(&p->sc, v0, "invalid number '%s'%s", q,
+				  base == 8 && digit < 10 ? " (a leading 0 means octal)" : "");
 			return false;
 		}
 		if (v > (UINT64_MAX - digit) / base) {
-			fail(p, v0, "number '%s' does not fit in 64 bits", q);
+			scan_fail(&p->sc, v0, "number '%s' does not fit in 64 bits", q);
 			return false;
 		}
 		v = v * base + digit;
 	}
 	if (pred->negative && v > (uint64_t)1 << 63) {
-		fail(p, v0, "number '%s' does not fit in 64 bits", q);
+		scan_fail(&p->sc, v0, "number '%s' does not fit in 64 bits", q);
 		return false;
 	}
 	pred->number = pred->negative ? 0 - v : v;
 	pred->value_kind = FILTER_VALUE_NUMBER;
-	pred->value = copy_bytes(p, p->s + v0, end - v0);
-	p->pos = end;
+	pred->value = scan_copy(&p->sc, p->sc.s + v0, end - v0);
+	p->sc.pos = end;
 	return pred->value != NULL;
 }
 
 /* '...' or "...": no escapes, no control bytes, at most 255 bytes. */
 static bool parse_string(struct fparser *p, struct filter_pred *pred)
 {
-	size_t q0 = p->pos, i = p->pos + 1;
-	char quote = p->s[q0];
+	size_t q0 = p->sc.pos, i = p->sc.pos + 1;
+	char quote = p->sc.s[q0];
 
-	for (; i < p->len && p->s[i] != quote; i++) {
-		unsigned char c = (unsigned char)p->s[i];
+	for (; i < p->sc.len && p->sc.s[i] != quote; i++) {
+		unsigned char c = (unsigned char)p->sc.s[i];
 
 		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			fail(p, i, "control byte 0x%02x in string", c);
+			scan_fail(&p->sc, i, "control byte 0x%02x in string", c);
 			return false;
 		}
 	}
-	if (i >= p->len) {
-		fail(p, q0, "unterminated string");
+	if (i >= p->sc.len) {
+		scan_fail(&p->sc, q0, "unterminated string");
 		return false;
 	}
 	if (i - q0 - 1 > FILTER_STR_MAX) {
-		fail(p, q0, "string too long (over %d bytes)", FILTER_STR_MAX);
+		scan_fail(&p->sc, q0, "string too long (over %d bytes)", FILTER_STR_MAX);
 		return false;
 	}
 	pred->value_kind = FILTER_VALUE_STRING;
 	pred->quote = quote;
-	pred->value = copy_bytes(p, p->s + q0 + 1, i - q0 - 1);
-	p->pos = i + 1;
+	pred->value = scan_copy(&p->sc, p->sc.s + q0 + 1, i - q0 - 1);
+	p->sc.pos = i + 1;
 	return pred->value != NULL;
 }
 
@@ -362,7 +263,7 @@ static bool cpulist_number(const char *s, size_t end, size_t *i)
 		(*i)++;
 		return true;
 	}
-	while (*i < end && is_digit((unsigned char)s[*i]))
+	while (*i < end && scan_is_digit((unsigned char)s[*i]))
 		(*i)++;
 	return *i > start;
 }
@@ -373,67 +274,69 @@ static bool cpulist_number(const char *s, size_t end, size_t *i)
  */
 static bool parse_cpus(struct fparser *p, struct filter_pred *pred)
 {
-	size_t lb = p->pos + 4, rb, i;
+	size_t lb = p->sc.pos + 4, rb, i;
 
-	if (lb >= p->len || p->s[lb] != '{') {
-		fail(p, lb, "expected '{' after CPUS");
+	if (lb >= p->sc.len || p->sc.s[lb] != '{') {
+		scan_fail(&p->sc, lb, "expected '{' after CPUS");
 		return false;
 	}
-	for (rb = lb + 1; rb < p->len && p->s[rb] != '}'; rb++)
+	for (rb = lb + 1; rb < p->sc.len && p->sc.s[rb] != '}'; rb++)
 		;
-	if (rb >= p->len) {
-		fail(p, lb, "unterminated CPU list: missing '}'");
+	if (rb >= p->sc.len) {
+		scan_fail(&p->sc, lb, "unterminated CPU list: missing '}'");
 		return false;
 	}
 	if (rb == lb + 1) {
-		fail(p, rb, "empty CPU list");
+		scan_fail(&p->sc, rb, "empty CPU list");
 		return false;
 	}
 	for (i = lb + 1; i < rb; i++) {
-		if (!cpulist_number(p->s, rb, &i))
+		if (!cpulist_number(p->sc.s, rb, &i))
 			goto bad;
-		if (i < rb && p->s[i] == '-') {
+		if (i < rb && p->sc.s[i] == '-') {
 			i++;
-			if (!cpulist_number(p->s, rb, &i))
+			if (!cpulist_number(p->sc.s, rb, &i))
 				goto bad;
-			if (i < rb && p->s[i] == ':') {
+			if (i < rb && p->sc.s[i] == ':') {
 				i++;
-				if (!cpulist_number(p->s, rb, &i) || i >= rb || p->s[i] != '/')
+				if (!cpulist_number(p->sc.s, rb, &i) || i >= rb ||
+				    p->sc.s[i] != '/')
 					goto bad;
 				i++;
-				if (!cpulist_number(p->s, rb, &i))
+				if (!cpulist_number(p->sc.s, rb, &i))
 					goto bad;
 			}
 		}
-		if (i < rb && p->s[i] != ',')
+		if (i < rb && p->sc.s[i] != ',')
 			goto bad;
 	}
-	if (p->s[rb - 1] == ',') {
+	if (p->sc.s[rb - 1] == ',') {
 		i = rb;
 		goto bad;
 	}
 	pred->value_kind = FILTER_VALUE_CPUS;
-	pred->value = copy_bytes(p, p->s + lb + 1, rb - lb - 1);
-	p->pos = rb + 1;
+	pred->value = scan_copy(&p->sc, p->sc.s + lb + 1, rb - lb - 1);
+	p->sc.pos = rb + 1;
 	return pred->value != NULL;
 bad:
-	fail(p, i, "invalid CPU list (expected n, n-m or n-m:used/group, separated by ',')");
+	scan_fail(&p->sc, i,
+		  "invalid CPU list (expected n, n-m or n-m:used/group, separated by ',')");
 	return false;
 }
 
 static bool parse_word(struct fparser *p, struct filter_pred *pred)
 {
-	size_t w0 = p->pos, i = p->pos;
+	size_t w0 = p->sc.pos, i = p->sc.pos;
 
-	while (i < p->len && is_word_byte((unsigned char)p->s[i]))
+	while (i < p->sc.len && is_word_byte((unsigned char)p->sc.s[i]))
 		i++;
 	if (i - w0 > FILTER_STR_MAX) {
-		fail(p, w0, "word too long (over %d bytes)", FILTER_STR_MAX);
+		scan_fail(&p->sc, w0, "word too long (over %d bytes)", FILTER_STR_MAX);
 		return false;
 	}
 	pred->value_kind = FILTER_VALUE_WORD;
-	pred->value = copy_bytes(p, p->s + w0, i - w0);
-	p->pos = i;
+	pred->value = scan_copy(&p->sc, p->sc.s + w0, i - w0);
+	p->sc.pos = i;
 	return pred->value != NULL;
 }
 
@@ -446,33 +349,36 @@ static bool check_op(struct fparser *p, struct filter_pred *pred)
 
 	if (pred->suffix == FILTER_SUFFIX_FUNCTION) {
 		if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE) {
-			fail(p, pred->op_span.offset, "a .function field compares with == or != only");
+			scan_fail(&p->sc, pred->op_span.offset,
+				  "a .function field compares with == or != only");
 			return false;
 		}
 		if (pred->value_kind == FILTER_VALUE_WORD ||
 		    (pred->value_kind == FILTER_VALUE_NUMBER && !pred->negative))
 			return true;
-		fail(p, pred->value_span.offset,
-		     "expected a symbol name or an address after '%s' (unquoted)", op);
+		scan_fail(&p->sc, pred->value_span.offset,
+			  "expected a symbol name or an address after '%s' (unquoted)", op);
 		return false;
 	}
 	switch (pred->value_kind) {
 	case FILTER_VALUE_NUMBER:
 		if (pred->op == FILTER_OP_GLOB) {
-			fail(p, pred->op_span.offset, "operator '~' matches strings, not numbers");
+			scan_fail(&p->sc, pred->op_span.offset,
+				  "operator '~' matches strings, not numbers");
 			return false;
 		}
 		return true;
 	case FILTER_VALUE_STRING:
 		if (!string_op) {
-			fail(p, pred->op_span.offset,
-			     "operator '%s' does not apply to strings: use ==, != or ~", op);
+			scan_fail(&p->sc, pred->op_span.offset,
+				  "operator '%s' does not apply to strings: use ==, != or ~", op);
 			return false;
 		}
 		return true;
 	case FILTER_VALUE_WORD:
 		if (!string_op) {
-			fail(p, pred->value_span.offset, "expected a number after '%s'", op);
+			scan_fail(&p->sc, pred->value_span.offset,
+				  "expected a number after '%s'", op);
 			return false;
 		}
 		return true;
@@ -481,8 +387,8 @@ static bool check_op(struct fparser *p, struct filter_pred *pred)
 			return true;
 		if (pred->op == FILTER_OP_BAND)
 			return true;
-		fail(p, pred->op_span.offset,
-		     "operator '%s' does not apply to a CPU list: use ==, != or &", op);
+		scan_fail(&p->sc, pred->op_span.offset,
+			  "operator '%s' does not apply to a CPU list: use ==, != or &", op);
 		return false;
 	}
 	return false;
@@ -490,83 +396,85 @@ static bool check_op(struct fparser *p, struct filter_pred *pred)
 
 static bool parse_value(struct fparser *p, struct filter_pred *pred)
 {
-	int c = peek(p, 0);
+	int c = scan_peek(&p->sc, 0);
 	bool ok;
 
-	pred->value_span.offset = p->pos;
+	pred->value_span.offset = p->sc.pos;
 	if (c < 0 || (!is_word_byte(c) && c != '"' && c != '\'') || c == '!') {
-		fail(p, p->pos, "expected a value after '%s'", filter_op_name(pred->op));
+		scan_fail(&p->sc, p->sc.pos,
+			  "expected a value after '%s'", filter_op_name(pred->op));
 		return false;
 	}
 	if (c == '"' || c == '\'')
 		ok = parse_string(p, pred);
-	else if (pred->suffix != FILTER_SUFFIX_FUNCTION && looking_at(p, "CPUS"))
+	else if (pred->suffix != FILTER_SUFFIX_FUNCTION && scan_looking_at(&p->sc, "CPUS"))
 		ok = parse_cpus(p, pred);
-	else if (is_digit(c) || c == '-')
+	else if (scan_is_digit(c) || c == '-')
 		ok = parse_number(p, pred);
 	else
 		ok = parse_word(p, pred);
 	if (!ok)
 		return false;
-	pred->value_span.len = p->pos - pred->value_span.offset;
+	pred->value_span.len = p->sc.pos - pred->value_span.offset;
 	return check_op(p, pred);
 }
 
 static bool parse_field(struct fparser *p, struct filter_pred *pred, const char *after)
 {
-	size_t f0 = p->pos, i = p->pos, name_end;
-	int c = peek(p, 0);
+	size_t f0 = p->sc.pos, i = p->sc.pos, name_end;
+	int c = scan_peek(&p->sc, 0);
 
-	if (!is_alpha(c) && c != '_') {
+	if (!scan_is_alpha(c) && c != '_') {
 		if (after)
-			fail(p, p->pos, "expected a field name after '%s'", after);
+			scan_fail(&p->sc, p->sc.pos, "expected a field name after '%s'", after);
 		else if (c < 0 && p->paren)
-			fail(p, p->pos, "unterminated filter: missing ')'");
+			scan_fail(&p->sc, p->sc.pos, "unterminated filter: missing ')'");
 		else if (c < 0 || (c == ')' && p->paren))
-			fail(p, p->pos, "empty filter");
+			scan_fail(&p->sc, p->sc.pos, "empty filter");
 		else
-			fail(p, p->pos, "expected a field name");
+			scan_fail(&p->sc, p->sc.pos, "expected a field name");
 		return false;
 	}
-	while (i < p->len && (is_alnum((unsigned char)p->s[i]) || p->s[i] == '_'))
+	while (i < p->sc.len && scan_is_ident((unsigned char)p->sc.s[i]))
 		i++;
 	name_end = i;
-	if (i < p->len && p->s[i] == '.') {
+	if (i < p->sc.len && p->sc.s[i] == '.') {
 		size_t s0 = ++i;
 
-		while (i < p->len && is_alpha((unsigned char)p->s[i]))
+		while (i < p->sc.len && scan_is_alpha((unsigned char)p->sc.s[i]))
 			i++;
-		if (i - s0 == 8 && memcmp(p->s + s0, "function", 8) == 0) {
+		if (i - s0 == 8 && memcmp(p->sc.s + s0, "function", 8) == 0) {
 			pred->suffix = FILTER_SUFFIX_FUNCTION;
-		} else if (i - s0 == 7 && memcmp(p->s + s0, "ustring", 7) == 0) {
+		} else if (i - s0 == 7 && memcmp(p->sc.s + s0, "ustring", 7) == 0) {
 			pred->suffix = FILTER_SUFFIX_USTRING;
 		} else {
-			fail(p, s0 - 1, "unknown field suffix: expected .function or .ustring");
+			scan_fail(&p->sc, s0 - 1,
+				  "unknown field suffix: expected .function or .ustring");
 			return false;
 		}
 	}
 	pred->field_span.offset = f0;
 	pred->field_span.len = i - f0;
-	pred->field = copy_bytes(p, p->s + f0, name_end - f0);
-	p->pos = i;
+	pred->field = scan_copy(&p->sc, p->sc.s + f0, name_end - f0);
+	p->sc.pos = i;
 	return pred->field != NULL;
 }
 
 static struct filter_node *parse_pred(struct fparser *p, const char *after)
 {
-	struct filter_node *n = node_new(p, FILTER_PRED, p->pos);
+	struct filter_node *n = node_new(p, FILTER_PRED, p->sc.pos);
 
 	if (!n)
 		return NULL;
 	if (!parse_field(p, &n->pred, after))
 		goto fail;
-	skip_space(p);
+	scan_skip_space(&p->sc);
 	if (!parse_op(p, &n->pred))
 		goto fail;
-	skip_space(p);
+	scan_skip_space(&p->sc);
 	if (!parse_value(p, &n->pred))
 		goto fail;
-	n->span.len = p->pos - n->span.offset;
+	n->span.len = p->sc.pos - n->span.offset;
 	return n;
 fail:
 	filter_free(n);
@@ -577,8 +485,8 @@ static bool nest(struct fparser *p)
 {
 	if (++p->depth <= FILTER_NEST_MAX)
 		return true;
-	fail(p, p->pos, "filter nested too deeply (over %d levels of '(' and '!')",
-	     FILTER_NEST_MAX);
+	scan_fail(&p->sc, p->sc.pos, "filter nested too deeply (over %d levels of '(' and '!')",
+		  FILTER_NEST_MAX);
 	return false;
 }
 
@@ -587,40 +495,40 @@ static struct filter_node *parse_unary(struct fparser *p, const char *after)
 	struct filter_node *n, *child;
 	size_t at;
 
-	skip_space(p);
-	at = p->pos;
-	if (peek(p, 0) == '!' && peek(p, 1) != '=') {
+	scan_skip_space(&p->sc);
+	at = p->sc.pos;
+	if (scan_peek(&p->sc, 0) == '!' && scan_peek(&p->sc, 1) != '=') {
 		if (!nest(p))
 			return NULL;
-		p->pos++;
+		p->sc.pos++;
 		child = parse_unary(p, "!");
 		p->depth--;
 		if (!child)
 			return NULL;
 		n = node_new(p, FILTER_NOT, at);
-		if (!n || !node_add(p, n, child, p->pos)) {
+		if (!n || !node_add(p, n, child, p->sc.pos)) {
 			filter_free(child);
 			filter_free(n);
 			return NULL;
 		}
 		return n;
 	}
-	if (peek(p, 0) == '(') {
+	if (scan_peek(&p->sc, 0) == '(') {
 		if (!nest(p))
 			return NULL;
-		p->pos++;
-		skip_space(p);
-		if (peek(p, 0) == ')') {
-			fail(p, p->pos, "empty parentheses in filter");
+		p->sc.pos++;
+		scan_skip_space(&p->sc);
+		if (scan_peek(&p->sc, 0) == ')') {
+			scan_fail(&p->sc, p->sc.pos, "empty parentheses in filter");
 			return NULL;
 		}
 		child = parse_or(p, "(");
 		p->depth--;
 		if (!child)
 			return NULL;
-		skip_space(p);
-		if (peek(p, 0) == ')') {
-			p->pos++;
+		scan_skip_space(&p->sc);
+		if (scan_peek(&p->sc, 0) == ')') {
+			p->sc.pos++;
 			return child;
 		}
 		fail_after_operand(p, true);
@@ -641,17 +549,17 @@ static struct filter_node *parse_nary(struct fparser *p, const char *after, cons
 	struct filter_node *first, *n = NULL, *child;
 	size_t first_at, first_end;
 
-	skip_space(p);
-	first_at = p->pos;
+	scan_skip_space(&p->sc);
+	first_at = p->sc.pos;
 	first = operand(p, after);
 	if (!first)
 		return NULL;
-	first_end = p->pos;
+	first_end = p->sc.pos;
 	for (;;) {
-		skip_space(p);
-		if (!looking_at(p, tok))
+		scan_skip_space(&p->sc);
+		if (!scan_looking_at(&p->sc, tok))
 			return n ? n : first;
-		p->pos += 2;
+		p->sc.pos += 2;
 		if (!n) {
 			n = node_new(p, kind, first_at);
 			if (!n || !node_add(p, n, first, first_end)) {
@@ -661,7 +569,7 @@ static struct filter_node *parse_nary(struct fparser *p, const char *after, cons
 			}
 		}
 		child = operand(p, tok);
-		if (!child || !node_add(p, n, child, p->pos)) {
+		if (!child || !node_add(p, n, child, p->sc.pos)) {
 			filter_free(child);
 			filter_free(n);
 			return NULL;
@@ -685,8 +593,8 @@ static struct filter_node *parse_top(struct fparser *p)
 
 	if (!n)
 		return NULL;
-	skip_space(p);
-	if (p->paren ? peek(p, 0) == ')' : peek(p, 0) < 0)
+	scan_skip_space(&p->sc);
+	if (p->paren ? scan_peek(&p->sc, 0) == ')' : scan_peek(&p->sc, 0) < 0)
 		return n;
 	fail_after_operand(p, false);
 	filter_free(n);
@@ -695,7 +603,7 @@ static struct filter_node *parse_top(struct fparser *p)
 
 struct filter_node *filter_parse(const char *text, size_t len, struct filter_error *err)
 {
-	struct fparser p = { .s = text, .len = len, .err = err };
+	struct fparser p = { .sc = SCAN_INIT(text, len, err) };
 
 	return parse_top(&p);
 }
@@ -703,13 +611,16 @@ struct filter_node *filter_parse(const char *text, size_t len, struct filter_err
 struct filter_node *filter_parse_paren(const char *text, size_t len, size_t start,
 				       size_t *close, struct filter_error *err)
 {
-	struct fparser p = { .s = text, .len = len, .pos = start, .paren = true, .err = err };
-	struct filter_node *n = start <= len ? parse_top(&p) : NULL;
+	struct fparser p = { .sc = SCAN_INIT(text, len, err), .paren = true };
+	struct filter_node *n = NULL;
 
+	p.sc.pos = start;
+	if (start <= len)
+		n = parse_top(&p);
 	if (n && close)
-		*close = p.pos;
+		*close = p.sc.pos;
 	if (!n && start > len)
-		fail(&p, len, "unterminated filter: missing ')'");
+		scan_fail(&p.sc, len, "unterminated filter: missing ')'");
 	return n;
 }
 

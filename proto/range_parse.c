@@ -18,17 +18,18 @@
  * Memory: every gate node and trigger is recorded in the spec as soon as it
  * is allocated, so an error anywhere frees the partial tree with
  * range_spec_free() and nothing leaks.
+ *
+ * The byte-level reading shared with filter_parse.c (position, whitespace,
+ * first-error-wins errors) is in proto/scan.c.
  */
 #include "proto/range_parse.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Names quoted in error reasons are cut to this many bytes. */
-#define QUOTE_MAX 40
+#include "proto/scan.h"
 
 /* The spec as the parser builds it: the public part and every node. */
 struct spec_impl {
@@ -38,50 +39,12 @@ struct spec_impl {
 };
 
 struct rparser {
-	const char *s;
-	size_t len;
-	size_t pos;
+	struct scan sc;		/* the text, the position, the first error */
 	int depth;
-	bool failed;
-	struct range_error *err;
 	struct spec_impl *impl;
 };
 
 /* ---- errors -------------------------------------------------------------- */
-
-/* The first error wins: later ones are consequences of it. */
-__attribute__((format(printf, 3, 4)))
-static void fail(struct rparser *p, size_t offset, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (p->failed)
-		return;
-	p->failed = true;
-	errno = EINVAL;
-	if (!p->err)
-		return;
-	p->err->offset = offset;
-	va_start(ap, fmt);
-	vsnprintf(p->err->reason, sizeof(p->err->reason), fmt, ap);
-	va_end(ap);
-}
-
-static void fail_nomem(struct rparser *p)
-{
-	fail(p, p->pos, "out of memory");
-	errno = ENOMEM;
-}
-
-/* text[0..n) for a reason: cut to QUOTE_MAX bytes, with "..." when cut. */
-static const char *quoted(char *buf, size_t cap, const char *text, size_t n)
-{
-	if (n > QUOTE_MAX)
-		snprintf(buf, cap, "%.*s...", QUOTE_MAX, text);
-	else
-		snprintf(buf, cap, "%.*s", (int)n, text);
-	return buf;
-}
 
 /* A byte for a reason: 'x', or "byte 0x01" when it would not print. */
 static const char *describe(char *buf, size_t cap, int c)
@@ -95,27 +58,16 @@ static const char *describe(char *buf, size_t cap, int c)
 
 /* ---- characters ----------------------------------------------------------- */
 
-static bool is_space(int c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static bool is_ident(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
-
 /* perf event names: cycles:u, task-clock, L1-dcache-loads, sched:sched_switch... */
 static bool is_event_byte(int c)
 {
-	return is_ident(c) || c == '.' || c == ':' || c == '-';
+	return scan_is_ident(c) || c == '.' || c == ':' || c == '-';
 }
 
 /* Where a trigger may start (':' too, to say that the subsystem is missing). */
 static bool is_trigger_start(int c)
 {
-	return is_ident(c) || c == ':';
+	return scan_is_ident(c) || c == ':';
 }
 
 static bool is_wildcard(int c)
@@ -123,56 +75,15 @@ static bool is_wildcard(int c)
 	return c == '*' || c == '?' || c == '[';
 }
 
-static int peek(const struct rparser *p, size_t k)
-{
-	return p->pos + k < p->len ? (unsigned char)p->s[p->pos + k] : -1;
-}
-
-static void skip_space(struct rparser *p)
-{
-	while (p->pos < p->len && is_space((unsigned char)p->s[p->pos]))
-		p->pos++;
-}
-
-static bool looking_at(const struct rparser *p, const char *tok)
-{
-	size_t n = strlen(tok);
-
-	return p->len - p->pos >= n && memcmp(p->s + p->pos, tok, n) == 0;
-}
-
-static char *copy_bytes(struct rparser *p, const char *s, size_t n)
-{
-	char *c = malloc(n + 1);
-
-	if (!c) {
-		fail_nomem(p);
-		return NULL;
-	}
-	if (n)
-		memcpy(c, s, n);
-	c[n] = '\0';
-	return c;
-}
-
-/* Append item to a growing array; false (out of memory) leaves it as it was. */
-#define PUSH(p, arr, n, item) __extension__ ({					\
-	__typeof__(arr) a_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));	\
-	a_ ? ((arr) = a_, (arr)[(n)++] = (item), true)				\
-	   : (fail_nomem(p), false);						\
-})
-
 /* ---- nodes ------------------------------------------------------------------ */
 
 static struct range_gate *gate_new(struct rparser *p, enum range_gate_kind kind, size_t offset)
 {
-	struct range_gate *g = calloc(1, sizeof(*g));
+	struct range_gate *g = scan_calloc(&p->sc, sizeof(*g));
 
-	if (!g) {
-		fail_nomem(p);
+	if (!g)
 		return NULL;
-	}
-	if (!PUSH(p, p->impl->nodes, p->impl->nnodes, g)) {
+	if (!SCAN_PUSH(&p->sc, p->impl->nodes, p->impl->nnodes, g)) {
 		free(g);
 		return NULL;
 	}
@@ -188,7 +99,7 @@ static struct range_gate *gate_new(struct rparser *p, enum range_gate_kind kind,
 static bool gate_add(struct rparser *p, struct range_gate *g, struct range_gate *child,
 		     size_t end)
 {
-	if (!PUSH(p, g->children, g->nchildren, child))
+	if (!SCAN_PUSH(&p->sc, g->children, g->nchildren, child))
 		return false;
 	g->len = end - g->offset;
 	return true;
@@ -234,50 +145,52 @@ void range_spec_free(struct range_spec *spec)
 static bool parse_event_name(struct rparser *p, const char *after)
 {
 	struct range_spec *spec = &p->impl->pub;
-	struct range_event ev = { .offset = p->pos };
-	char q[QUOTE_MAX + 4], d[16];
+	struct range_event ev = { .offset = p->sc.pos };
+	char q[SCAN_QUOTE_SIZE], d[16];
 	int c;
 
-	while (p->pos < p->len && is_event_byte((unsigned char)p->s[p->pos]))
-		p->pos++;
-	ev.len = p->pos - ev.offset;
-	c = peek(p, 0);
+	while (p->sc.pos < p->sc.len && is_event_byte((unsigned char)p->sc.s[p->sc.pos]))
+		p->sc.pos++;
+	ev.len = p->sc.pos - ev.offset;
+	c = scan_peek(&p->sc, 0);
 	if (ev.len == 0) {
 		if (is_wildcard(c))
-			fail(p, p->pos, "wildcards are not supported in event names");
+			scan_fail(&p->sc, p->sc.pos, "wildcards are not supported in event names");
 		else if (c == '@' && !after)
-			fail(p, p->pos, "expected an event name before '@'");
+			scan_fail(&p->sc, p->sc.pos, "expected an event name before '@'");
 		else if (after)
-			fail(p, p->pos, "expected an event name after '%s'", after);
+			scan_fail(&p->sc, p->sc.pos, "expected an event name after '%s'", after);
 		else
-			fail(p, p->pos, "expected an event name");
+			scan_fail(&p->sc, p->sc.pos, "expected an event name");
 		return false;
 	}
-	quoted(q, sizeof(q), p->s + ev.offset, ev.len);
-	if (c >= 0 && !is_space(c) && !strchr("@,()", c)) {
+	scan_quote(q, sizeof(q), p->sc.s + ev.offset, ev.len);
+	if (c >= 0 && !scan_is_space(c) && !strchr("@,()", c)) {
 		if (is_wildcard(c))
-			fail(p, p->pos, "wildcards are not supported in event names");
+			scan_fail(&p->sc, p->sc.pos, "wildcards are not supported in event names");
 		else
-			fail(p, p->pos, "unexpected %s in event name", describe(d, sizeof(d), c));
+			scan_fail(&p->sc, p->sc.pos,
+				  "unexpected %s in event name", describe(d, sizeof(d), c));
 		return false;
 	}
-	for (size_t i = ev.offset; i + 1 < p->pos; i++) {
-		if (p->s[i] == '.' && p->s[i + 1] == '.') {
-			fail(p, i, "'..' inside event name '%s': is '@' missing before the range?", q);
+	for (size_t i = ev.offset; i + 1 < p->sc.pos; i++) {
+		if (p->sc.s[i] == '.' && p->sc.s[i + 1] == '.') {
+			scan_fail(&p->sc, i,
+				  "'..' inside event name '%s': is '@' missing before the range?", q);
 			return false;
 		}
 	}
 	for (size_t i = 0; i < spec->nevents; i++) {
 		if (spec->events[i].len == ev.len &&
-		    memcmp(spec->events[i].name, p->s + ev.offset, ev.len) == 0) {
-			fail(p, ev.offset, "event '%s' is listed twice", q);
+		    memcmp(spec->events[i].name, p->sc.s + ev.offset, ev.len) == 0) {
+			scan_fail(&p->sc, ev.offset, "event '%s' is listed twice", q);
 			return false;
 		}
 	}
-	ev.name = copy_bytes(p, p->s + ev.offset, ev.len);
+	ev.name = scan_copy(&p->sc, p->sc.s + ev.offset, ev.len);
 	if (!ev.name)
 		return false;
-	if (!PUSH(p, spec->events, spec->nevents, ev)) {
+	if (!SCAN_PUSH(&p->sc, spec->events, spec->nevents, ev)) {
 		free(ev.name);
 		return false;
 	}
@@ -289,33 +202,33 @@ static bool parse_events(struct rparser *p)
 {
 	const char *after = "(";
 
-	skip_space(p);
-	if (peek(p, 0) != '(')
+	scan_skip_space(&p->sc);
+	if (scan_peek(&p->sc, 0) != '(')
 		return parse_event_name(p, NULL);
-	p->pos++;
-	skip_space(p);
-	if (peek(p, 0) == ')') {
-		fail(p, p->pos, "empty event list");
+	p->sc.pos++;
+	scan_skip_space(&p->sc);
+	if (scan_peek(&p->sc, 0) == ')') {
+		scan_fail(&p->sc, p->sc.pos, "empty event list");
 		return false;
 	}
 	for (;;) {
-		skip_space(p);
+		scan_skip_space(&p->sc);
 		if (!parse_event_name(p, after))
 			return false;
-		skip_space(p);
-		switch (peek(p, 0)) {
+		scan_skip_space(&p->sc);
+		switch (scan_peek(&p->sc, 0)) {
 		case ',':
-			p->pos++;
+			p->sc.pos++;
 			after = ",";
 			continue;
 		case ')':
-			p->pos++;
+			p->sc.pos++;
 			return true;
 		case -1:
-			fail(p, p->pos, "unterminated event list: missing ')'");
+			scan_fail(&p->sc, p->sc.pos, "unterminated event list: missing ')'");
 			return false;
 		default:
-			fail(p, p->pos, "expected ',' or ')' in event list");
+			scan_fail(&p->sc, p->sc.pos, "expected ',' or ')' in event list");
 			return false;
 		}
 	}
@@ -331,36 +244,38 @@ static struct range_gate *parse_gate(struct rparser *p, const char *after);
  */
 static void fail_leftover(struct rparser *p, bool in_group)
 {
-	int c = peek(p, 0);
+	int c = scan_peek(&p->sc, 0);
 
 	if (c < 0) {
 		if (in_group)
-			fail(p, p->pos, "unterminated group: missing ')'");
+			scan_fail(&p->sc, p->sc.pos, "unterminated group: missing ')'");
 	} else if (c == ')' && !in_group) {
-		fail(p, p->pos, "unexpected ')'");
+		scan_fail(&p->sc, p->sc.pos, "unexpected ')'");
 	} else if (c == '@') {
-		fail(p, p->pos, "a spec has one '@': combine ranges with '&&' or '||'");
-	} else if (looking_at(p, "..")) {
-		fail(p, p->pos, "a range has one '..': combine ranges with '&&' or '||'");
-	} else if ((c == '&' || c == '|') && peek(p, 1) != c) {
-		fail(p, p->pos, "single '%c' between ranges: use '%c%c'", c, c, c);
+		scan_fail(&p->sc, p->sc.pos,
+			  "a spec has one '@': combine ranges with '&&' or '||'");
+	} else if (scan_looking_at(&p->sc, "..")) {
+		scan_fail(&p->sc, p->sc.pos,
+			  "a range has one '..': combine ranges with '&&' or '||'");
+	} else if ((c == '&' || c == '|') && scan_peek(&p->sc, 1) != c) {
+		scan_fail(&p->sc, p->sc.pos, "single '%c' between ranges: use '%c%c'", c, c, c);
 	} else if (is_trigger_start(c) || c == '!' || c == '(') {
-		fail(p, p->pos, "expected '&&' or '||' between ranges");
+		scan_fail(&p->sc, p->sc.pos, "expected '&&' or '||' between ranges");
 	} else if (in_group) {
-		fail(p, p->pos, "expected '&&', '||' or ')'");
+		scan_fail(&p->sc, p->sc.pos, "expected '&&', '||' or ')'");
 	} else {
-		fail(p, p->pos, "trailing characters after spec");
+		scan_fail(&p->sc, p->sc.pos, "trailing characters after spec");
 	}
 }
 
 static void fail_wildcard(struct rparser *p, size_t at)
 {
-	fail(p, at, "wildcards are not supported: name one tracepoint (subsys:name)");
+	scan_fail(&p->sc, at, "wildcards are not supported: name one tracepoint (subsys:name)");
 }
 
 /*
  * trigger = tracepoint [ "(" filter ")" ]; where says where it stands
- * ("before '..'" or "after '..'").  On success p->pos is just past the
+ * ("before '..'" or "after '..'").  On success p->sc.pos is just past the
  * trigger (past its ')' when it has a filter).
  */
 static struct range_trigger *parse_trigger(struct rparser *p, enum range_trigger_role role,
@@ -368,90 +283,88 @@ static struct range_trigger *parse_trigger(struct rparser *p, enum range_trigger
 {
 	struct range_spec *spec = &p->impl->pub;
 	struct range_trigger *t;
-	size_t t0 = p->pos, i = p->pos, colon, end, save;
-	char q[QUOTE_MAX + 4];
+	size_t t0 = p->sc.pos, i = p->sc.pos, colon, end, save;
+	char q[SCAN_QUOTE_SIZE];
 
-	while (i < p->len && is_ident((unsigned char)p->s[i]))
+	while (i < p->sc.len && scan_is_ident((unsigned char)p->sc.s[i]))
 		i++;
-	if (i == t0 && i < p->len && p->s[i] == ':') {
-		fail(p, t0, "expected a subsystem name before ':'");
+	if (i == t0 && i < p->sc.len && p->sc.s[i] == ':') {
+		scan_fail(&p->sc, t0, "expected a subsystem name before ':'");
 		return NULL;
 	}
-	if (i >= p->len || p->s[i] != ':') {
-		if (i < p->len && is_wildcard((unsigned char)p->s[i]))
+	if (i >= p->sc.len || p->sc.s[i] != ':') {
+		if (i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i]))
 			fail_wildcard(p, i);
 		else
-			fail(p, t0, "expected tracepoint (subsys:name) %s", where);
+			scan_fail(&p->sc, t0, "expected tracepoint (subsys:name) %s", where);
 		return NULL;
 	}
 	colon = i++;
-	while (i < p->len && is_ident((unsigned char)p->s[i]))
+	while (i < p->sc.len && scan_is_ident((unsigned char)p->sc.s[i]))
 		i++;
 	end = i;
 	if (end == colon + 1) {
-		if (i < p->len && is_wildcard((unsigned char)p->s[i]))
+		if (i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i]))
 			fail_wildcard(p, i);
 		else
-			fail(p, i, "expected a tracepoint name after '%s:'",
-			     quoted(q, sizeof(q), p->s + t0, colon - t0));
+			scan_fail(&p->sc, i, "expected a tracepoint name after '%s:'",
+				  scan_quote(q, sizeof(q), p->sc.s + t0, colon - t0));
 		return NULL;
 	}
-	if (i < p->len && p->s[i] == ':') {
-		fail(p, i, "a tracepoint has exactly one ':' (subsys:name)");
+	if (i < p->sc.len && p->sc.s[i] == ':') {
+		scan_fail(&p->sc, i, "a tracepoint has exactly one ':' (subsys:name)");
 		return NULL;
 	}
-	if (i < p->len && is_wildcard((unsigned char)p->s[i])) {
+	if (i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i])) {
 		fail_wildcard(p, i);
 		return NULL;
 	}
-	if (i < p->len && p->s[i] == '-') {
-		fail(p, i, "invalid character '-' in tracepoint name");
+	if (i < p->sc.len && p->sc.s[i] == '-') {
+		scan_fail(&p->sc, i, "invalid character '-' in tracepoint name");
 		return NULL;
 	}
 
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		fail_nomem(p);
+	t = scan_calloc(&p->sc, sizeof(*t));
+	if (!t)
 		return NULL;
-	}
-	if (!PUSH(p, spec->triggers, spec->ntriggers, t)) {
+	if (!SCAN_PUSH(&p->sc, spec->triggers, spec->ntriggers, t)) {
 		free(t);
 		return NULL;
 	}
 	t->role = role;
 	t->offset = t0;
 	t->len = end - t0;
-	t->tracepoint = copy_bytes(p, p->s + t0, end - t0);
-	t->subsys = copy_bytes(p, p->s + t0, colon - t0);
-	t->name = copy_bytes(p, p->s + colon + 1, end - colon - 1);
+	t->tracepoint = scan_copy(&p->sc, p->sc.s + t0, end - t0);
+	t->subsys = scan_copy(&p->sc, p->sc.s + t0, colon - t0);
+	t->name = scan_copy(&p->sc, p->sc.s + colon + 1, end - colon - 1);
 	if (!t->tracepoint || !t->subsys || !t->name)
 		return NULL;
 
-	p->pos = end;
-	save = p->pos;
-	skip_space(p);
-	if (peek(p, 0) != '(') {
-		p->pos = save;
+	p->sc.pos = end;
+	save = p->sc.pos;
+	scan_skip_space(&p->sc);
+	if (scan_peek(&p->sc, 0) != '(') {
+		p->sc.pos = save;
 		return t;
 	}
 	{
 		struct filter_error fe;
 		size_t close;
 
-		t->filter_offset = p->pos + 1;
-		t->filter = filter_parse_paren(p->s, p->len, t->filter_offset, &close, &fe);
+		t->filter_offset = p->sc.pos + 1;
+		t->filter = filter_parse_paren(p->sc.s, p->sc.len, t->filter_offset, &close, &fe);
 		if (!t->filter) {
 			int e = errno;
 
-			fail(p, fe.offset, "%s", fe.reason);
+			scan_fail(&p->sc, fe.offset, "%s", fe.reason);
 			errno = e;
 			return NULL;
 		}
 		t->filter_len = close - t->filter_offset;
-		t->filter_text = copy_bytes(p, p->s + t->filter_offset, t->filter_len);
+		t->filter_text = scan_copy(&p->sc, p->sc.s + t->filter_offset, t->filter_len);
 		if (!t->filter_text)
 			return NULL;
-		p->pos = close + 1;
+		p->sc.pos = close + 1;
 	}
 	return t;
 }
@@ -468,41 +381,42 @@ static struct range_gate *parse_range(struct rparser *p)
 	struct range_spec *spec = &p->impl->pub;
 	struct range_trigger *starter = NULL, *stopper = NULL;
 	struct range_gate *g;
-	size_t r0 = p->pos, dots, end;
+	size_t r0 = p->sc.pos, dots, end;
 
-	if (!looking_at(p, "..")) {
+	if (!scan_looking_at(&p->sc, "..")) {
 		starter = parse_trigger(p, RANGE_STARTER, "before '..'");
 		if (!starter)
 			return NULL;
-		skip_space(p);
-		if (!looking_at(p, "..")) {
-			fail(p, p->pos, "expected '..' after trigger");
+		scan_skip_space(&p->sc);
+		if (!scan_looking_at(&p->sc, "..")) {
+			scan_fail(&p->sc, p->sc.pos, "expected '..' after trigger");
 			return NULL;
 		}
 	}
-	dots = p->pos;
-	p->pos += 2;
-	end = p->pos;
-	if (peek(p, 0) == '.') {
-		fail(p, p->pos, "unexpected '.' after '..'");
+	dots = p->sc.pos;
+	p->sc.pos += 2;
+	end = p->sc.pos;
+	if (scan_peek(&p->sc, 0) == '.') {
+		scan_fail(&p->sc, p->sc.pos, "unexpected '.' after '..'");
 		return NULL;
 	}
-	skip_space(p);
-	if (is_trigger_start(peek(p, 0))) {
+	scan_skip_space(&p->sc);
+	if (is_trigger_start(scan_peek(&p->sc, 0))) {
 		stopper = parse_trigger(p, RANGE_STOPPER, "after '..'");
 		if (!stopper)
 			return NULL;
-		end = p->pos;
-	} else if (is_wildcard(peek(p, 0))) {
-		fail_wildcard(p, p->pos);
+		end = p->sc.pos;
+	} else if (is_wildcard(scan_peek(&p->sc, 0))) {
+		fail_wildcard(p, p->sc.pos);
 		return NULL;
 	}
 	if (!starter && !stopper) {
-		fail(p, dots, "empty range: a tracepoint is needed before or after '..'");
+		scan_fail(&p->sc, dots, "empty range: a tracepoint is needed before or after '..'");
 		return NULL;
 	}
 	if (starter && stopper && same_trigger(starter, stopper)) {
-		fail(p, stopper->offset, "the stopper is the same trigger as the starter");
+		scan_fail(&p->sc, stopper->offset,
+			  "the stopper is the same trigger as the starter");
 		return NULL;
 	}
 	g = gate_new(p, RANGE_GATE_RANGE, r0);
@@ -513,7 +427,7 @@ static struct range_gate *parse_range(struct rparser *p)
 	g->stopper = stopper;
 	g->dots_offset = dots;
 	g->index = spec->nranges;
-	if (!PUSH(p, spec->ranges, spec->nranges, g))
+	if (!SCAN_PUSH(&p->sc, spec->ranges, spec->nranges, g))
 		return NULL;
 	if (starter)
 		starter->range_index = g->index;
@@ -526,7 +440,8 @@ static bool nest(struct rparser *p)
 {
 	if (++p->depth <= RANGE_NEST_MAX)
 		return true;
-	fail(p, p->pos, "spec nested too deeply (over %d levels of '(' and '!')", RANGE_NEST_MAX);
+	scan_fail(&p->sc, p->sc.pos,
+		  "spec nested too deeply (over %d levels of '(' and '!')", RANGE_NEST_MAX);
 	return false;
 }
 
@@ -537,44 +452,44 @@ static struct range_gate *parse_factor(struct rparser *p, const char *after)
 	size_t at;
 	int c;
 
-	skip_space(p);
-	at = p->pos;
-	c = peek(p, 0);
+	scan_skip_space(&p->sc);
+	at = p->sc.pos;
+	c = scan_peek(&p->sc, 0);
 	if (c == '!') {
 		if (!nest(p))
 			return NULL;
-		p->pos++;
+		p->sc.pos++;
 		child = parse_factor(p, "!");
 		p->depth--;
 		if (!child)
 			return NULL;
 		g = gate_new(p, RANGE_GATE_NOT, at);
-		if (!g || !gate_add(p, g, child, p->pos))
+		if (!g || !gate_add(p, g, child, p->sc.pos))
 			return NULL;
 		return g;
 	}
 	if (c == '(') {
 		if (!nest(p))
 			return NULL;
-		p->pos++;
+		p->sc.pos++;
 		g = parse_gate(p, "(");
 		p->depth--;
 		if (!g)
 			return NULL;
-		skip_space(p);
-		if (peek(p, 0) == ')') {
-			p->pos++;
+		scan_skip_space(&p->sc);
+		if (scan_peek(&p->sc, 0) == ')') {
+			p->sc.pos++;
 			return g;
 		}
 		fail_leftover(p, true);
 		return NULL;
 	}
-	if (looking_at(p, "..") || is_trigger_start(c))
+	if (scan_looking_at(&p->sc, "..") || is_trigger_start(c))
 		return parse_range(p);
 	if (is_wildcard(c))
-		fail_wildcard(p, p->pos);
+		fail_wildcard(p, p->sc.pos);
 	else
-		fail(p, p->pos, "expected a range after '%s'", after);
+		scan_fail(&p->sc, p->sc.pos, "expected a range after '%s'", after);
 	return NULL;
 }
 
@@ -586,24 +501,24 @@ static struct range_gate *parse_nary(struct rparser *p, const char *after, const
 	struct range_gate *first, *g = NULL, *child;
 	size_t first_at, first_end;
 
-	skip_space(p);
-	first_at = p->pos;
+	scan_skip_space(&p->sc);
+	first_at = p->sc.pos;
 	first = operand(p, after);
 	if (!first)
 		return NULL;
-	first_end = p->pos;
+	first_end = p->sc.pos;
 	for (;;) {
-		skip_space(p);
-		if (!looking_at(p, tok))
+		scan_skip_space(&p->sc);
+		if (!scan_looking_at(&p->sc, tok))
 			return g ? g : first;
-		p->pos += 2;
+		p->sc.pos += 2;
 		if (!g) {
 			g = gate_new(p, kind, first_at);
 			if (!g || !gate_add(p, g, first, first_end))
 				return NULL;
 		}
 		child = operand(p, tok);
-		if (!child || !gate_add(p, g, child, p->pos))
+		if (!child || !gate_add(p, g, child, p->sc.pos))
 			return NULL;
 	}
 }
@@ -628,27 +543,29 @@ static bool parse_spec(struct rparser *p)
 
 	if (!parse_events(p))
 		return false;
-	skip_space(p);
-	c = peek(p, 0);
+	scan_skip_space(&p->sc);
+	c = scan_peek(&p->sc, 0);
 	if (c < 0) {
-		spec->at_offset = p->len;
+		spec->at_offset = p->sc.len;
 		return true;
 	}
 	if (c != '@') {
 		if (c == ',' && spec->nevents == 1 && spec->events[0].offset == 0)
-			fail(p, p->pos, "a list of events goes in parentheses: (a,b)@...");
+			scan_fail(&p->sc, p->sc.pos,
+				  "a list of events goes in parentheses: (a,b)@...");
 		else if (c == ')')
-			fail(p, p->pos, "unexpected ')'");
+			scan_fail(&p->sc, p->sc.pos, "unexpected ')'");
 		else
-			fail(p, p->pos, "expected '@' or end of spec after the events");
+			scan_fail(&p->sc, p->sc.pos,
+				  "expected '@' or end of spec after the events");
 		return false;
 	}
-	spec->at_offset = p->pos++;
+	spec->at_offset = p->sc.pos++;
 	spec->gate = parse_gate(p, "@");
 	if (!spec->gate)
 		return false;
-	skip_space(p);
-	if (peek(p, 0) >= 0) {
+	scan_skip_space(&p->sc);
+	if (scan_peek(&p->sc, 0) >= 0) {
 		fail_leftover(p, false);
 		return false;
 	}
@@ -657,14 +574,13 @@ static bool parse_spec(struct rparser *p)
 
 struct range_spec *range_parse_n(const char *text, size_t len, struct range_error *err)
 {
-	struct spec_impl *impl = calloc(1, sizeof(*impl));
-	struct rparser p = { .s = text, .len = len, .err = err, .impl = impl };
+	struct rparser p = { .sc = SCAN_INIT(text, len, err) };
+	struct spec_impl *impl = scan_calloc(&p.sc, sizeof(*impl));
 
-	if (!impl) {
-		fail_nomem(&p);
+	if (!impl)
 		return NULL;
-	}
-	impl->pub.text = copy_bytes(&p, text, len);
+	p.impl = impl;
+	impl->pub.text = scan_copy(&p.sc, text, len);
 	impl->pub.text_len = len;
 	if (impl->pub.text && parse_spec(&p))
 		return &impl->pub;
@@ -842,7 +758,7 @@ static void put_shown(struct out *o, const char *text, size_t from, size_t to)
 	for (size_t i = from; i < to; i++) {
 		unsigned char c = (unsigned char)text[i];
 
-		if (is_space(c))
+		if (scan_is_space(c))
 			put_char(o, ' ');
 		else if (c < 0x20 || c == 0x7f)
 			put_char(o, '?');

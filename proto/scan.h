@@ -1,0 +1,103 @@
+/*
+ * scan: the reading state the two grammar modules share (range_parse.c and
+ * filter_parse.c): the text, the position in it, and the first error.
+ *
+ * Both parsers walk bytes the same way: peek ahead, skip whitespace, match
+ * a literal token, copy a name out, and stop at the first error with the
+ * byte offset it is about.  That part lives here, once; each parser keeps
+ * its own grammar, its own character sets (event names, unquoted words)
+ * and its own messages.  Allocation failures are errors like syntax errors
+ * ("out of memory" at the current position, errno ENOMEM), so the helpers
+ * that allocate record them too.
+ *
+ * Pure C, no I/O; internal to proto/ (not part of any public API).
+ */
+#ifndef PERFGATE_SCAN_H
+#define PERFGATE_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>		/* realloc, for SCAN_PUSH */
+
+struct scan {
+	const char *s;		/* the text: s[0..len), not NUL-terminated */
+	size_t len;
+	size_t pos;
+	bool failed;		/* an error is recorded; later ones are dropped */
+	/* Where the error goes (NULL: only errno is set). */
+	size_t *err_offset;
+	char *err_reason;
+	size_t err_cap;
+};
+
+/*
+ * An initializer for a scan of text[0..len_) from its start that reports
+ * into *err, a pointer that may be NULL to any error struct with a size_t
+ * offset and a char reason[] array (struct range_error, struct
+ * filter_error): both parsers fill their public error struct this way.
+ */
+#define SCAN_INIT(text, len_, err) {						\
+	.s = (text), .len = (len_),						\
+	.err_offset = (err) ? &(err)->offset : NULL,				\
+	.err_reason = (err) ? (err)->reason : NULL,				\
+	.err_cap = sizeof((err)->reason),					\
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
+/*
+ * Record an error about the byte at offset and set errno to EINVAL.  The
+ * first error wins: later ones are consequences of it.
+ */
+__attribute__((format(printf, 3, 4)))
+void scan_fail(struct scan *sc, size_t offset, const char *fmt, ...);
+
+/* Record "out of memory" at the current position; errno is ENOMEM. */
+void scan_fail_nomem(struct scan *sc);
+
+/* Names quoted in error reasons are cut to this many bytes ... */
+#define SCAN_QUOTE_MAX 40
+/* ... and fit a buffer of this size, "..." and NUL included. */
+#define SCAN_QUOTE_SIZE (SCAN_QUOTE_MAX + 4)
+
+/* text[0..n) for a reason: cut to SCAN_QUOTE_MAX bytes, with "..." when cut. */
+const char *scan_quote(char *buf, size_t cap, const char *text, size_t n);
+
+/* ---- characters (ASCII only, whatever the locale; -1 is none) ------------- */
+
+bool scan_is_space(int c);	/* ' ', \t, \n, \r, \v, \f */
+bool scan_is_alpha(int c);	/* a-z A-Z */
+bool scan_is_digit(int c);	/* 0-9 */
+bool scan_is_alnum(int c);	/* a-z A-Z 0-9 */
+bool scan_is_ident(int c);	/* a-z A-Z 0-9 _ */
+
+/* ---- reading -------------------------------------------------------------- */
+
+/* The byte k places ahead of the position, or -1 past the end. */
+int scan_peek(const struct scan *sc, size_t k);
+
+/* Move the position past any whitespace. */
+void scan_skip_space(struct scan *sc);
+
+/* Does the text at the position start with tok?  (The position stays.) */
+bool scan_looking_at(const struct scan *sc, const char *tok);
+
+/* ---- allocating (failure is recorded with scan_fail_nomem) ----------------- */
+
+/* A NUL-terminated copy of s[0..n), or NULL. */
+char *scan_copy(struct scan *sc, const char *s, size_t n);
+
+/* calloc(1, size), or NULL. */
+void *scan_calloc(struct scan *sc, size_t size);
+
+/*
+ * Append item to the growing array arr of n items: true, or false (out of
+ * memory) with the array left as it was.
+ */
+#define SCAN_PUSH(sc, arr, n, item) __extension__ ({				\
+	__typeof__(arr) a_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));	\
+	a_ ? ((arr) = a_, (arr)[(n)++] = (item), true)				\
+	   : (scan_fail_nomem(sc), false);					\
+})
+
+#endif
