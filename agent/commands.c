@@ -47,10 +47,23 @@ static void commands_window(struct session *s, struct control_channel *ch,
 	control_reply(ch, false, reason);
 }
 
+/* Windows live as long as the run: a client naming a new one per call
+ * must not grow the agent without bound. */
+#define WINDOWS_MAX 4096
+
 static void commands_window_begin(struct session *s, struct control_channel *ch,
 				  const struct ctl_command *cmd)
 {
-	window_begin(session_window(s, cmd->name, true));
+	struct window *w = session_window(s, cmd->name, false);
+	char reason[CTL_REPLY_MAX];
+
+	if (!w && s->nr_windows >= WINDOWS_MAX) {
+		snprintf(reason, sizeof(reason), "too many windows (at most %d in a run)",
+			 WINDOWS_MAX);
+		control_reply(ch, false, reason);
+		return;
+	}
+	window_begin(w ? w : session_window(s, cmd->name, true));
 	control_reply(ch, true, NULL);
 }
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,9 +55,17 @@ static int reopen_nonblocking(int fd, const char *label)
  * that neither a missing peer blocks the open nor a closing writer ends it. */
 static int open_fifo(const char *path, const char *role)
 {
-	struct stat st;
-	int fd = open(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st, before;
+	int fd;
 
+	/* Look before opening: opening a device node can have effects of
+	 * its own (a tape rewinds), so only a FIFO is ever opened. */
+	if (lstat(path, &before) == 0 && !S_ISFIFO(before.st_mode) && !S_ISLNK(before.st_mode)) {
+		log_error("refusing %s FIFO '%s': it is not a FIFO (create one with mkfifo)",
+			  role, path);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ELOOP)
 			log_error("refusing %s FIFO '%s': it is a symbolic link "
@@ -200,12 +209,21 @@ static void control_queue(struct control_channel *ch, const char *bytes, size_t 
 
 void control_reply(struct control_channel *ch, bool ok, const char *text)
 {
-	char reply[CTL_REPLY_MAX];
-	size_t n = ctl_reply_format(reply, sizeof(reply), ok, text);
+	char small[CTL_REPLY_MAX], *reply = small;
+	size_t cap = sizeof(small), n;
 	ssize_t written = 0;
 
 	if (ch->ack_fd < 0 || ch->ack_broken)
 		return;
+	/* A window-end reply over many events outgrows the usual bound:
+	 * it is sent whole rather than cut into JSON that does not parse. */
+	if (text && strlen(text) + 16 > cap) {
+		cap = strlen(text) + 16;
+		reply = malloc(cap);
+		if (!reply)
+			return;
+	}
+	n = ctl_reply_format(reply, cap, ok, text);
 	if (evbuffer_get_length(ch->pending) == 0) {
 		written = write(ch->ack_fd, reply, n);
 		if (written < 0 && errno != EAGAIN && errno != EINTR) {
@@ -217,6 +235,8 @@ void control_reply(struct control_channel *ch, bool ok, const char *text)
 	}
 	if ((size_t)written < n)
 		control_queue(ch, reply + written, n - (size_t)written);
+	if (reply != small)
+		free(reply);
 }
 
 void control_pause(struct control_channel *ch)

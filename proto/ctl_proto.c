@@ -438,8 +438,8 @@ size_t ctl_reply_format(char *out, size_t cap, bool ok, const char *text)
 	const size_t bare = 5;
 	size_t n = 3, tlen = 0;
 
-	if (cap > CTL_REPLY_MAX)
-		cap = CTL_REPLY_MAX;
+	if (cap > CTL_REPLY_LONG_MAX)
+		cap = CTL_REPLY_LONG_MAX;
 	if (cap < bare) {
 		if (cap > 0)
 			out[0] = '\0';

@@ -22,8 +22,10 @@
 #define CTL_LINE_MAX 4096
 /* Longest window or range name. */
 #define CTL_NAME_MAX 64
-/* Longest reply line, terminator and NUL included. */
+/* Longest reply line, terminator and NUL included, but for the JSON of a
+ * window-end reply over many events, which may reach CTL_REPLY_LONG_MAX. */
 #define CTL_REPLY_MAX (CTL_LINE_MAX + 256)
+#define CTL_REPLY_LONG_MAX (1024 * 1024)
 /*
  * The reason the agent sends ("err " CTL_ERR_TOO_LONG) for a line the framer
  * reports with too_long set; ctl_command_parse gives the same text for a
@@ -92,13 +94,14 @@ const char *ctl_command_name(enum ctl_cmd_kind kind);
 /* ---- replies ------------------------------------------------------------ */
 
 /*
- * Format a reply into out (cap >= CTL_REPLY_MAX): "ack\n\0", "ack TEXT\n\0"
+ * Format a reply into out (cap >= CTL_REPLY_MAX; a bigger cap, up to
+ * CTL_REPLY_LONG_MAX, for a long JSON payload): "ack\n\0", "ack TEXT\n\0"
  * or "err TEXT\n\0".  text may be NULL for a bare ack.  Newlines, tabs and
  * other control bytes in text are replaced by spaces so the reply stays one
  * line; text is truncated to fit (not inside a UTF-8 sequence if it can be
  * helped).  An err without text gets "unspecified error".  Returns the
- * number of bytes to write, the final NUL included: at most CTL_REPLY_MAX,
- * and 0 when no valid reply fits (cap < 5, or an err with no room for a
+ * number of bytes to write, the final NUL included: at most cap (and
+ * CTL_REPLY_LONG_MAX), and 0 when no valid reply fits (cap < 5, or an err with no room for a
  * reason).
  */
 size_t ctl_reply_format(char *out, size_t cap, bool ok, const char *text);

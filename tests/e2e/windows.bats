@@ -156,3 +156,15 @@ sub = dict(schema["definitions"]["window_end_reply"], definitions=schema["defini
 jsonschema.validate(json.loads(reply), sub)
 PY
 }
+
+@test "a window-end reply over 80 events is sent whole and parses" {
+	ensure_tracefs
+	events=$(ls /sys/kernel/tracing/events/syscalls | grep '^sys_enter_' | head -80 |
+		sed 's/^/syscalls:/' | paste -sd, -)
+	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$events,$GETPPID" -- \
+		"$MARKER" "${W[@]}" "window begin big" getppid 3 "${W[@]}" "window end big"
+	expect_status 0
+	json=$(sed -n 's/^ack {/{/p' "$T/out")
+	[ "${#json}" -gt 4352 ] || fail "reply only ${#json} bytes: not a long one"
+	[ "$(reply_field "$json" 'r["call"]["counts"]["'$GETPPID'"], len(r["call"]["counts"])')" = "(3, 81)" ]
+}

@@ -396,8 +396,8 @@ static void test_reply_format(void)
 	reply_is(false, "\xc3\xa9", 7, "err \xc3\n\0", 7, "cap 7: a cut UTF-8 byte beats no reason");
 
 	memset(big, 'x', sizeof(big) - 1);
-	n = ctl_reply_format(out, sizeof(out), true, big);
-	is_int((long long)n, CTL_REPLY_MAX, "long text: reply capped at CTL_REPLY_MAX");
+	n = ctl_reply_format(out, CTL_REPLY_MAX, true, big);
+	is_int((long long)n, CTL_REPLY_MAX, "long text: reply capped at its buffer, CTL_REPLY_MAX");
 	ok(memcmp(out + n - 2, "\n\0", 2) == 0, "long text: framing kept");
 	ok(memchr(out, '\n', n - 2) == NULL, "long text: one line");
 }
