@@ -63,7 +63,12 @@ static void commands_window_begin(struct session *s, struct control_channel *ch,
 		control_reply(ch, false, reason);
 		return;
 	}
-	window_begin(w ? w : session_window(s, cmd->name, true));
+	uint64_t *ranges;
+	size_t nr_ranges;
+
+	session_ranges_drain(s);
+	ranges = session_ranges_values(s, &nr_ranges);
+	window_begin(w ? w : session_window(s, cmd->name, true), ranges, nr_ranges);
 	control_reply(ch, true, NULL);
 }
 
@@ -86,6 +91,7 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 	control_reply(ch, true, text);
 	free(text);
 	free(result.call);
+	free(result.ranges_at_begin);
 }
 
 static void commands_range(struct session *s, struct control_channel *ch,

@@ -38,10 +38,15 @@ static json_t *json_view_counts(const struct session *s, struct view *views)
 	return counts;
 }
 
-/* {"event@range": count so far, ...}: the range views as they stand. */
-static json_t *json_range_totals(const struct session *s)
+/*
+ * {"event@range": count, ...} for every range view: its total so far, or
+ * with at_begin, what it counted since then (a view loaded after the
+ * begin counts whole).
+ */
+static json_t *json_range_counts(const struct session *s, const uint64_t *at_begin, size_t nr)
 {
 	json_t *totals = json_object();
+	size_t k = 0;
 
 	for (size_t i = 0; i < s->nr_range_sets; i++) {
 		const struct range_set *rs = s->range_sets[i];
@@ -53,9 +58,13 @@ static json_t *json_range_totals(const struct session *s)
 				if (asprintf(&key, "%s@%s", range_set_event_name(rs, sp, e),
 					     range_set_label(rs, sp)) < 0)
 					continue;
+				uint64_t value = range_set_value(rs, sp, e);
+
+				if (at_begin && k < nr)
+					value -= at_begin[k];
+				k++;
 				json_object_set_new(totals, key, range_set_supported(rs, sp, e) ?
-					json_integer((json_int_t)range_set_value(rs, sp, e)) :
-					json_null());
+						    json_integer((json_int_t)value) : json_null());
 				free(key);
 			}
 		}
@@ -66,14 +75,16 @@ static json_t *json_range_totals(const struct session *s)
 char *json_report_window_end(const struct session *s, const struct window *w,
 			     const struct window_end_result *result)
 {
-	json_t *reply = json_pack("{s:s, s:I, s:{s:I, s:o}, s:{s:I, s:o}, s:o}",
+	json_t *reply = json_pack("{s:s, s:I, s:{s:I, s:o, s:o}, s:{s:I, s:o}, s:o}",
 		"window", w->name,
 		"calls", (json_int_t)w->calls,
 		"call", "time_ns", (json_int_t)result->call_ns,
 			"counts", json_counts(s, result->call),
+			"ranges", json_range_counts(s, result->ranges_at_begin,
+						    result->nr_ranges_at_begin),
 		"total", "time_ns", (json_int_t)window_open_ns(w),
 			"counts", json_view_counts(s, w->views),
-		"ranges", json_range_totals(s));
+		"ranges", json_range_counts(s, NULL, 0));
 	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
 	json_decref(reply);

@@ -25,8 +25,15 @@
 /* See counter.c: exported by libperf.a, declared in an internal header. */
 int perf_evsel__apply_filter(struct perf_evsel *evsel, const char *filter);
 
-/* Records younger than this may still have older company on another CPU. */
+/*
+ * Records younger than this may still have older company on another CPU.
+ * A client waiting for its numbers gets none: the records of its own
+ * thread were written before its command (program order), and another
+ * thread's record still being written on a CPU at that instant is taken at
+ * the next drain -- out of order only if that thread also moved CPUs then.
+ */
 #define DRAIN_MARGIN_NS 2000000ull
+#define DRAIN_MARGIN_COMMAND_NS 0ull
 
 /* Group reads (in records and from the leaders' fds): nr, time enabled,
  * time running, then { value, id } per member. */
@@ -506,12 +513,15 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 	g->nr_pool = kept_pool;
 }
 
-void range_groups_drain(struct range_groups *g, struct range_account *acct, bool everything)
+void range_groups_drain(struct range_groups *g, struct range_account *acct,
+			enum range_drain how)
 {
 	uint64_t lost_before = g->lost;
 	/* Taken before reading: a record stamped earlier than this (less the
 	 * margin for its commit) is in its buffer by the time we read it. */
-	uint64_t cutoff = everything ? UINT64_MAX : now_ns() - DRAIN_MARGIN_NS;
+	uint64_t cutoff = how == RANGE_DRAIN_ALL ? UINT64_MAX :
+			  now_ns() - (how == RANGE_DRAIN_COMMAND ? DRAIN_MARGIN_COMMAND_NS :
+							   DRAIN_MARGIN_NS);
 
 	read_buffers(g);
 	if (g->lost != lost_before)
@@ -564,7 +574,7 @@ void range_groups_finish(struct range_groups *g, struct range_account *acct)
 	/* Stop counting first: what runs after the last record and before the
 	 * totals are read must be the stretch of whoever ran last, not more. */
 	perf_evsel__disable(g->leader_evsel);
-	range_groups_drain(g, acct, true);
+	range_groups_drain(g, acct, RANGE_DRAIN_ALL);
 	for (size_t r = 0; r < g->nr_roots; r++) {
 		memset(totals, 0, per_root * sizeof(uint64_t));
 		for (size_t i = 0; i < g->nr_leaders; i++) {

@@ -61,10 +61,20 @@ bool range_groups_supported(const struct range_groups *g, size_t member);
 /* Call fn when a ring buffer passes its watermark (the loop's wakeup). */
 int range_groups_watch(struct range_groups *g, struct event_base *base,
 		       void (*fn)(void *arg), void *arg);
-/* Feed acct the records written so far, in time order.  Records younger
- * than a short margin wait for the next drain (another CPU may still hold
- * older ones), unless everything is set (the workload has ended). */
-void range_groups_drain(struct range_groups *g, struct range_account *acct, bool everything);
+/*
+ * How far a drain may go.  Records are taken in time order, and a record
+ * stamped just before the drain may not be in its buffer yet (its CPU is
+ * still writing it): records younger than a margin wait for the next drain.
+ */
+enum range_drain {
+	RANGE_DRAIN_BACKGROUND,	/* a buffer filled up: a 2 ms margin */
+	RANGE_DRAIN_COMMAND,	/* a client waits for numbers: no margin */
+	RANGE_DRAIN_ALL,	/* the counting has stopped: everything */
+};
+
+/* Feed acct the records written so far, in time order. */
+void range_groups_drain(struct range_groups *g, struct range_account *acct,
+			enum range_drain how);
 /* A member's value summed over every group, read from the kernel now,
  * with the groups' enabled and running times (the counter behind a plain
  * -e view of an event the ranges also count). */

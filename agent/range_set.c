@@ -167,7 +167,7 @@ struct range_set *range_set_compile(struct range_spec **specs, size_t n, const c
 
 static void on_ring_buffer(void *arg)
 {
-	range_set_drain(arg, false);
+	range_set_drain(arg, RANGE_DRAIN_BACKGROUND);
 }
 
 /* Triggers that fire in CPU context (interrupts, softirqs, timers) do not
@@ -247,10 +247,10 @@ void range_set_free(struct range_set *rs)
 	free(rs);
 }
 
-void range_set_drain(struct range_set *rs, bool everything)
+void range_set_drain(struct range_set *rs, enum range_drain how)
 {
 	if (rs->groups)
-		range_groups_drain(rs->groups, rs->acct, everything);
+		range_groups_drain(rs->groups, rs->acct, how);
 }
 
 void range_set_finish(struct range_set *rs)

@@ -81,7 +81,7 @@ bool range_set_per_cpu(const struct range_set *rs);
 void range_set_free(struct range_set *rs);
 
 /* Account what the kernel wrote so far (see range_groups_drain). */
-void range_set_drain(struct range_set *rs, bool everything);
+void range_set_drain(struct range_set *rs, enum range_drain how);
 /* Everything, and the roots' last stretch: the run is over. */
 void range_set_finish(struct range_set *rs);
 /* "range unload": finish now and close the groups; the totals stay. */

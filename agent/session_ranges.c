@@ -233,14 +233,33 @@ int session_ranges_unload(struct session *s, const char *name, char *reason, siz
 
 void session_ranges_drain(struct session *s)
 {
+	/* Called when someone waits for numbers: a report, a window's end. */
 	for (size_t i = 0; i < s->nr_range_sets; i++)
-		range_set_drain(s->range_sets[i], false);
+		range_set_drain(s->range_sets[i], RANGE_DRAIN_COMMAND);
 }
 
 void session_ranges_finish(struct session *s)
 {
 	for (size_t i = 0; i < s->nr_range_sets; i++)
 		range_set_finish(s->range_sets[i]);
+}
+
+uint64_t *session_ranges_values(const struct session *s, size_t *n)
+{
+	uint64_t *values = NULL;
+
+	*n = 0;
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		const struct range_set *rs = s->range_sets[i];
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
+				values = realloc(values, (*n + 1) * sizeof(*values));
+				values[(*n)++] = range_set_value(rs, sp, e);
+			}
+		}
+	}
+	return values;
 }
 
 unsigned long long session_ranges_lost(const struct session *s)

@@ -29,6 +29,10 @@ int session_ranges_unload(struct session *s, const char *name, char *reason, siz
 void session_ranges_drain(struct session *s);
 /* The run is over (the workload reaped): account everything. */
 void session_ranges_finish(struct session *s);
+/* Every range view's value now, in a fixed order (sets as loaded, specs,
+ * events): a malloc'd array of *n, or NULL when there are none.  Views of
+ * sets loaded later come after, so an earlier array is a prefix. */
+uint64_t *session_ranges_values(const struct session *s, size_t *n);
 /* Lost records, all sets together (for the exit summary). */
 unsigned long long session_ranges_lost(const struct session *s);
 void session_ranges_free(struct session *s);

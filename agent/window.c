@@ -30,14 +30,16 @@ void window_free(struct window *w)
 {
 	if (!w)
 		return;
-	for (unsigned i = 0; i < w->depth; i++)
+	for (unsigned i = 0; i < w->depth; i++) {
 		free(w->stack[i].at_begin);
+		free(w->stack[i].ranges_at_begin);
+	}
 	free(w->stack);
 	free(w->views);
 	free(w);
 }
 
-void window_begin(struct window *w)
+void window_begin(struct window *w, uint64_t *ranges, size_t n)
 {
 	struct window_call *call;
 
@@ -52,6 +54,8 @@ void window_begin(struct window *w)
 	for (size_t i = 0; i < w->nr_views; i++)
 		view_value(&w->views[i], &call->at_begin[i]);
 	clock_gettime(CLOCK_MONOTONIC, &call->begun);
+	call->ranges_at_begin = ranges;
+	call->nr_ranges_at_begin = n;
 }
 
 int window_end(struct window *w, struct window_end_result *result)
@@ -71,6 +75,8 @@ int window_end(struct window *w, struct window_end_result *result)
 	w->calls++;
 	result->call = call.at_begin;
 	result->call_ns = ns_between(&call.begun, &now);
+	result->ranges_at_begin = call.ranges_at_begin;
+	result->nr_ranges_at_begin = call.nr_ranges_at_begin;
 	for (size_t i = 0; i < w->nr_views; i++) {
 		struct counter_value end;
 
@@ -88,8 +94,10 @@ void window_finish(struct window *w)
 	w->open_at_finish = w->depth;
 	for (size_t i = 0; i < w->nr_views; i++)
 		view_close(&w->views[i]);
-	for (unsigned i = 0; i < w->depth; i++)
+	for (unsigned i = 0; i < w->depth; i++) {
 		free(w->stack[i].at_begin);
+		free(w->stack[i].ranges_at_begin);
+	}
 	w->depth = 0;
 }
 

@@ -21,6 +21,8 @@
 struct window_call {
 	struct counter_value *at_begin;	/* each view's value at this begin */
 	struct timespec begun;
+	uint64_t *ranges_at_begin;	/* every range view's value then (caller's) */
+	size_t nr_ranges_at_begin;
 };
 
 struct window {
@@ -39,11 +41,16 @@ struct window {
 struct window_end_result {
 	struct counter_value *call;	/* nr_views values, caller frees */
 	uint64_t call_ns;
+	uint64_t *ranges_at_begin;	/* as given to window_begin, caller frees */
+	size_t nr_ranges_at_begin;
 };
 
 struct window *window_new(const char *name, struct counter *counters, size_t nr);
 void window_free(struct window *w);
-void window_begin(struct window *w);
+/* Open a call.  ranges (n values, taken over; may be NULL) are the range
+ * views' values at this begin, handed back by window_end for the call's
+ * range deltas. */
+void window_begin(struct window *w, uint64_t *ranges, size_t n);
 /* -1 when the window is not open. */
 int window_end(struct window *w, struct window_end_result *result);
 /* The run is over: close the gate, keep the counts; begins without an end

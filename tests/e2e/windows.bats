@@ -168,3 +168,15 @@ PY
 	[ "${#json}" -gt 4352 ] || fail "reply only ${#json} bytes: not a long one"
 	[ "$(reply_field "$json" 'r["call"]["counts"]["'$GETPPID'"], len(r["call"]["counts"])')" = "(3, 81)" ]
 }
+
+@test "window end replies include the range views: the call's share and the totals" {
+	R_GATE=$GETPPID..$GETPGID
+	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$WRITE" -e "$WRITE@$R_GATE" -- \
+		"$MARKER" getppid 1 write 2 getpgid 1 \
+		"${W[@]}" "window begin w" getppid 1 write 3 getpgid 1 write 5 "${W[@]}" "window end w"
+	expect_status 0
+	json=$(sed -n 's/^ack {/{/p' "$T/out")
+	key="$WRITE@$R_GATE"
+	[ "$(reply_field "$json" 'r["call"]["ranges"]["'"$key"'"], r["ranges"]["'"$key"'"]')" = "(3, 5)" ] ||
+		{ show_run; fail "reply: $json"; }
+}
