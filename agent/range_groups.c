@@ -483,6 +483,8 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 {
 	size_t done = 0, kept = 0, kept_pool = 0;
 
+	if (g->nr_pending == 0)
+		return;
 	/* Time order; equal times keep the order the records were read in,
 	 * which is the order one buffer was written in. */
 	qsort(g->pending, g->nr_pending, sizeof(*g->pending), pending_by_time);

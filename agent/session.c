@@ -33,9 +33,16 @@ static int session_resolve_events(struct session *s)
 	s->counters = calloc(n, sizeof(*s->counters));
 	s->default_views = calloc(n, sizeof(*s->default_views));
 	for (size_t i = 0; i < n; i++) {
-		struct event_spec fallback = { (char *)events_default_set[i], NULL };
-		const struct event_spec *spec = opts->nr_events ? &opts->events[i] : &fallback;
+		struct event_spec fallback = { NULL, NULL };
+		const struct event_spec *spec = &opts->events[0];
 		struct counter *c = &s->counters[s->nr_counters];
+
+		if (opts->nr_events) {
+			spec = &opts->events[i];
+		} else {
+			fallback.name = (char *)events_default_set[i];
+			spec = &fallback;
+		}
 
 		if (opts->nr_events && session_ranges_is_spec(spec))
 			continue;
