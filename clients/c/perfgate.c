@@ -54,7 +54,9 @@ struct perfgate {
 	unsigned generation;
 	unsigned owed;		/* replies due for commands already written */
 	size_t len;		/* bytes read from ack_fd but not yet used */
-	char buf[CTL_REPLY_MAX];
+	size_t cap;		/* buf's size: CTL_REPLY_MAX, grown for a long
+				 * window-end reply up to CTL_REPLY_LONG_MAX */
+	char *buf;
 };
 
 static pthread_mutex_t channel_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -240,6 +242,25 @@ static int write_line(struct perfgate *pg, const char *line, const struct timesp
 	return 0;
 }
 
+/* A window-end reply over many events is longer than most: room for it
+ * grows, up to the longest reply the agent sends. */
+static int buf_grow(struct perfgate *pg)
+{
+	size_t cap = pg->cap * 2;
+	char *buf;
+
+	if (pg->cap >= CTL_REPLY_LONG_MAX)
+		return -1;
+	if (cap > CTL_REPLY_LONG_MAX)
+		cap = CTL_REPLY_LONG_MAX;
+	buf = realloc(pg->buf, cap);
+	if (!buf)
+		return -1;
+	pg->buf = buf;
+	pg->cap = cap;
+	return 0;
+}
+
 static void buf_drop(struct perfgate *pg, size_t n)
 {
 	memmove(pg->buf, pg->buf + n, pg->len - n);
@@ -267,11 +288,11 @@ static int read_line(struct perfgate *pg, const struct timespec *deadline, size_
 			*len = (size_t)(nl - pg->buf);
 			return 0;
 		}
-		if (pg->len == sizeof(pg->buf)) {
+		if (pg->len == pg->cap && buf_grow(pg)) {
 			pg->len = 0;
-			return fail(EPROTO, "reply from the agent longer than %zu bytes", sizeof(pg->buf));
+			return fail(EPROTO, "reply from the agent longer than %zu bytes", pg->cap);
 		}
-		n = read(pg->ack_fd, pg->buf + pg->len, sizeof(pg->buf) - pg->len);
+		n = read(pg->ack_fd, pg->buf + pg->len, pg->cap - pg->len);
 		if (n > 0) {
 			pg->len += (size_t)n;
 			continue;
@@ -537,8 +558,14 @@ int perfgate_open(struct perfgate **pgp, const struct perfgate_opts *opts)
 			    "struct perfgate_opts (start from PERFGATE_OPTS_INIT)", opts->sz);
 	pthread_once(&atfork_once, atfork_register);
 	pg = calloc(1, sizeof(*pg));
-	if (!pg)
+	if (pg) {
+		pg->cap = CTL_REPLY_MAX;
+		pg->buf = malloc(pg->cap);
+	}
+	if (!pg || !pg->buf) {
+		free(pg);
 		return fail(ENOMEM, "perfgate_open: out of memory");
+	}
 	pg->ctl_fd = pg->ack_fd = -1;
 	pg->generation = fork_generation;
 	rc = connect_opts(pg, opts);
@@ -588,6 +615,7 @@ void perfgate_close(struct perfgate *pg)
 	if (pg->ack_fd >= 0)
 		close(pg->ack_fd);
 	pthread_mutex_unlock(&channel_mutex);
+	free(pg->buf);
 	free(pg);
 }
 

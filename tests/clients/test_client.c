@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -699,6 +700,38 @@ static void child_ranges(struct perfgate *pg)
 		  "a bad range name: -EINVAL");
 }
 
+/* A window-end reply longer than PERFGATE_REPLY_MAX (a range over 100 events
+ * makes one) arrives whole: the library's buffer grows for it. */
+static void child_long(struct perfgate *pg)
+{
+	static char spec[4096], json[1 << 16];
+	struct dirent *entry;
+	DIR *dir = opendir("/sys/kernel/tracing/events/syscalls");
+	size_t len = 0;
+	int events = 0;
+
+	if (!check(dir != NULL, "tracefs lists the syscalls events", "%s", strerror(errno)))
+		return;
+	len += (size_t)snprintf(spec, sizeof(spec), "(");
+	while ((entry = readdir(dir)) && events < 100) {
+		if (strncmp(entry->d_name, "sys_enter_", 10) != 0)
+			continue;
+		len += (size_t)snprintf(spec + len, sizeof(spec) - len, "%ssyscalls:%s",
+					events++ ? "," : "", entry->d_name);
+	}
+	closedir(dir);
+	snprintf(spec + len, sizeof(spec) - len, ")@syscalls:sys_enter_getpgid..");
+	check_int(perfgate_range_load(pg, "many", spec), 0, "range load over 100 events");
+	check_int(perfgate_window_begin(pg, "w"), 0, "window begin");
+	check_int(perfgate_window_end(pg, "w", json, sizeof(json)), 0,
+		  "window end: a long reply, whole");
+	check(strlen(json) > PERFGATE_REPLY_MAX, "... longer than PERFGATE_REPLY_MAX", "%zu bytes",
+	      strlen(json));
+	check(strstr(json, "\"ranges\":") != NULL && json[strlen(json) - 1] == '}',
+	      "... ends as JSON does", "%.60s", json + strlen(json) - 60);
+	check_int(perfgate_ping(pg), 0, "the channel is in step after it");
+}
+
 /* The agent dies: calls fail at once with -EPIPE instead of hanging, and
  * SIGPIPE does not kill us. */
 static void child_gone(struct perfgate *pg)
@@ -723,7 +756,7 @@ static int child_main(const char *mode, const char *results)
 	static const struct { const char *mode; void (*fn)(struct perfgate *); } modes[] = {
 		{ "exact", child_exact }, { "threads", child_threads }, { "names", child_names },
 		{ "fork", child_fork }, { "atfork", child_atfork }, { "errors", child_errors },
-		{ "gone", child_gone }, { "ranges", child_ranges },
+		{ "gone", child_gone }, { "ranges", child_ranges }, { "long", child_long },
 	};
 	struct perfgate *pg;
 
@@ -769,6 +802,7 @@ static void test_agent(void)
 	agent_scenario("errors", 15);
 
 	agent_scenario("ranges", 1 + 6);
+	agent_scenario("long", 2 + 6);
 	report_is("ranges", EV "@r", 3);
 
 	run_under_agent("gone");
