@@ -21,7 +21,9 @@
 extern "C" {
 #endif
 
-/* Room for any reply payload the agent sends (its longest reply line). */
+/* Room for any reply payload but a window-end reply over many events or
+ * range views (those may reach 1 MiB: give perfgate_window_end a bigger
+ * buffer, or get -ENOBUFS with the text cut). */
 #define PERFGATE_REPLY_MAX 4352
 
 /* Default time a call waits for its reply, in milliseconds. */
