@@ -7,10 +7,17 @@
 
 #include "agent/range_account.h"
 
-/* Which leaves are open, and how deep. */
+/*
+ * Which leaves are open, and how deep; and what the views open under this
+ * state have counted in their current stretch.  A stretch is committed to
+ * the view's sum when the view's gate closes, so that a stretch a lost
+ * record spoils can be dropped whole: never half-counted.
+ */
 struct range_state {
 	uint64_t open;				/* bit i: leaf i has depth > 0 */
 	uint32_t depth[RANGE_LEAVES_MAX];
+	uint64_t *pending;			/* [view][member], NULL while empty */
+	bool *tainted;				/* [view]: its stretch spans a loss */
 };
 
 struct thread_state {
@@ -19,6 +26,8 @@ struct thread_state {
 	unsigned root;
 	struct range_state state;		/* scope "thread" */
 	uint64_t *last;				/* per task: [cpu][member] last seen */
+	bool *skip;				/* [cpu]: next delta there spans a loss */
+	bool resync;				/* recount depths at the next record */
 };
 
 struct range_account {
@@ -40,6 +49,8 @@ struct range_account {
 	bool *cpu_last_switched;
 	/* Scope "cpu": the range state of each CPU. */
 	struct range_state *cpu_states;
+	/* CPU-wide: the next delta of each CPU spans a loss. */
+	bool *cpu_skip;
 
 	/* Final values of exited threads, per root: [root][cpu][member]. */
 	uint64_t **exited;
@@ -49,6 +60,8 @@ struct range_account {
 	struct thread_state *threads;
 	size_t nr_threads, cap_threads;
 };
+
+static void state_commit(struct range_account *acct, struct range_state *st, bool everything);
 
 static bool gate_open(const struct range_gate *gate, unsigned base, uint64_t open)
 {
@@ -76,10 +89,20 @@ bool range_view_open(const struct range_view_def *view, uint64_t open_leaves)
 	return !view->gate || gate_open(view->gate, view->leaf_base, open_leaves);
 }
 
-/* A range state as it begins (a new thread, or a CPU): "..T" leaves open. */
+/* A range state as it begins (a new thread, or a CPU): "..T" leaves open,
+ * nothing pending.  st's pending and tainted arrays, if any, are kept. */
 static void state_begin(const struct range_account *acct, struct range_state *st)
 {
+	uint64_t *pending = st->pending;
+	bool *tainted = st->tainted;
+
 	memset(st, 0, sizeof(*st));
+	st->pending = pending;
+	st->tainted = tainted;
+	if (pending)
+		memset(pending, 0, acct->nr_views * acct->nr_members * sizeof(*pending));
+	if (tainted)
+		memset(tainted, 0, acct->nr_views * sizeof(*tainted));
 	for (size_t i = 0; i < acct->nr_leaves; i++) {
 		if (!acct->leaves[i].has_starter) {
 			st->depth[i] = 1;
@@ -100,6 +123,7 @@ struct range_account *range_account_new(const struct range_member *members, size
 	acct->cpu_last_tid = calloc(nr_cpus, sizeof(uint32_t));
 	acct->cpu_last_switched = calloc(nr_cpus, sizeof(bool));
 	acct->cpu_states = calloc(nr_cpus, sizeof(struct range_state));
+	acct->cpu_skip = calloc(nr_cpus, sizeof(bool));
 
 	acct->members = members;
 	acct->nr_members = nr_members;
@@ -120,8 +144,17 @@ void range_account_free(struct range_account *acct)
 {
 	if (!acct)
 		return;
-	for (size_t i = 0; i < acct->cap_threads; i++)
+	for (size_t i = 0; i < acct->cap_threads; i++) {
 		free(acct->threads[i].last);
+		free(acct->threads[i].skip);
+		free(acct->threads[i].state.pending);
+		free(acct->threads[i].state.tainted);
+	}
+	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++) {
+		free(acct->cpu_states[cpu].pending);
+		free(acct->cpu_states[cpu].tainted);
+	}
+	free(acct->cpu_skip);
 	for (size_t i = 0; i < acct->nr_roots; i++)
 		free(acct->exited[i]);
 	free(acct->exited);
@@ -194,6 +227,8 @@ static void thread_reuse(struct range_account *acct, struct thread_state *t, uns
 
 	for (size_t i = 0; i < (size_t)acct->nr_cpus * acct->nr_members; i++)
 		bank[i] += t->last[i];
+	/* The dead thread's open stretches were real: they count. */
+	state_commit(acct, &t->state, true);
 	thread_reset(acct, t);
 	t->root = root;
 }
@@ -216,14 +251,54 @@ static struct thread_state *thread_get(struct range_account *acct, uint32_t tid,
 	return t;
 }
 
-/* Add delta of member m to every view whose gate is open under state. */
-static void attribute(struct range_account *acct, uint64_t open, size_t m, uint64_t delta)
+/* Add delta of member m to the stretch of every view whose gate is open
+ * under st. */
+static void attribute(struct range_account *acct, struct range_state *st, size_t m,
+		      uint64_t delta)
 {
 	if (!delta || !acct->members[m].counted)
 		return;
+	if (!st->pending) {
+		st->pending = calloc(acct->nr_views * acct->nr_members, sizeof(*st->pending));
+		st->tainted = calloc(acct->nr_views, sizeof(*st->tainted));
+	}
 	for (size_t v = 0; v < acct->nr_views; v++)
-		if (range_view_open(&acct->views[v], open))
-			acct->sums[v * acct->nr_members + m] += delta;
+		if (range_view_open(&acct->views[v], st->open))
+			st->pending[v * acct->nr_members + m] += delta;
+}
+
+/* Close the stretches of the views whose gate is closed under st (all of
+ * them with everything set): into the sums, or dropped if a loss spoilt
+ * them. */
+static void state_commit(struct range_account *acct, struct range_state *st, bool everything)
+{
+	if (!st->pending)
+		return;
+	for (size_t v = 0; v < acct->nr_views; v++) {
+		uint64_t *p = st->pending + v * acct->nr_members;
+
+		if (!everything && range_view_open(&acct->views[v], st->open))
+			continue;
+		for (size_t m = 0; m < acct->nr_members; m++) {
+			if (!st->tainted[v])
+				acct->sums[v * acct->nr_members + m] += p[m];
+			p[m] = 0;
+		}
+		st->tainted[v] = false;
+	}
+}
+
+/* A loss: every stretch open now may lack a part; it is dropped when it
+ * closes.  Views open under st are tainted, whatever they hold. */
+static void state_taint_open(struct range_account *acct, struct range_state *st)
+{
+	if (!st->pending) {
+		st->pending = calloc(acct->nr_views * acct->nr_members, sizeof(*st->pending));
+		st->tainted = calloc(acct->nr_views, sizeof(*st->tainted));
+	}
+	for (size_t v = 0; v < acct->nr_views; v++)
+		if (range_view_open(&acct->views[v], st->open))
+			st->tainted[v] = true;
 }
 
 static void apply_starts(struct range_account *acct, struct range_state *st, uint64_t starts)
@@ -269,6 +344,66 @@ static uint64_t *last_of(struct range_account *acct, struct thread_state *t, uin
 	return t->last + (size_t)cpu * acct->nr_members;
 }
 
+/* Is this record the first of (thread, CPU) after a loss?  Clears it. */
+static bool take_skip(struct range_account *acct, struct thread_state *t, uint32_t cpu)
+{
+	bool *skip = acct->flags & RANGE_ACCOUNT_CPU_WIDE ? &acct->cpu_skip[cpu] :
+		     t->skip ? &t->skip[cpu] : NULL;
+	bool was = skip && *skip;
+
+	if (was)
+		*skip = false;
+	return was;
+}
+
+/* How many hits of the members that start (or stop) leaf i the thread made
+ * in all, from its last values on every CPU, less the record's own hit. */
+static uint64_t thread_hits(const struct range_account *acct, const struct thread_state *t,
+			    size_t leaf, bool starts, size_t own)
+{
+	uint64_t hits = 0;
+
+	for (size_t m = 0; m < acct->nr_members; m++) {
+		if (!((starts ? acct->members[m].starts : acct->members[m].stops) >> leaf & 1))
+			continue;
+		for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++)
+			hits += t->last[(size_t)cpu * acct->nr_members + m];
+		if (m == own && hits)
+			hits--;
+	}
+	return hits;
+}
+
+/*
+ * After a loss a thread's depths may be wrong (a trigger's record lost);
+ * its counters are not: each leaf's depth is its starters' hits less its
+ * stoppers' (DESIGN.md section 6).  Views open after that may hold part of
+ * a stretch the loss spoilt, so they are tainted.
+ */
+static void thread_resync(struct range_account *acct, struct thread_state *t, size_t own)
+{
+	struct range_state *st = &t->state;
+
+	t->resync = false;
+	if (acct->flags & (RANGE_ACCOUNT_CPU_WIDE | RANGE_ACCOUNT_CPU_SCOPE))
+		return;		/* per-CPU counts say nothing of one thread's depth */
+	for (size_t i = 0; i < acct->nr_leaves; i++) {
+		uint64_t in = thread_hits(acct, t, i, true, own);
+		uint64_t out = thread_hits(acct, t, i, false, own);
+		uint64_t depth;
+
+		if (!acct->leaves[i].has_starter)
+			depth = out == 0;		/* "..T": open until the first T */
+		else if (!acct->leaves[i].has_stopper)
+			depth = in > 0;			/* "S..": open from the first S */
+		else
+			depth = in > out ? in - out : 0;
+		st->depth[i] = (uint32_t)depth;
+		st->open = depth ? st->open | 1ull << i : st->open & ~(1ull << i);
+	}
+	state_taint_open(acct, st);
+}
+
 void range_account_record(struct range_account *acct, const struct range_record *rec)
 {
 	struct thread_state *t;
@@ -276,7 +411,7 @@ void range_account_record(struct range_account *acct, const struct range_record 
 	uint64_t *last;
 	size_t own = rec->kind == RANGE_RECORD_SAMPLE && rec->member >= 0 ?
 		     (size_t)rec->member : acct->nr_members;
-	bool own_hit = false;
+	bool own_hit = false, spans_loss;
 
 	if (rec->cpu >= acct->nr_cpus || rec->kind != RANGE_RECORD_SAMPLE)
 		return;
@@ -287,6 +422,7 @@ void range_account_record(struct range_account *acct, const struct range_record 
 		last = last_of(acct, t, rec->cpu);
 	}
 	st = state_of(acct, t, rec->cpu);
+	spans_loss = take_skip(acct, t, rec->cpu);
 	for (size_t m = 0; m < acct->nr_members; m++) {
 		uint64_t delta = rec->values[m] - last[m];
 
@@ -295,17 +431,22 @@ void range_account_record(struct range_account *acct, const struct range_record 
 			delta--;
 			own_hit = true;
 		}
-		attribute(acct, st->open, m, delta);
+		/* A delta over a loss belongs to no one we can name. */
+		if (!spans_loss)
+			attribute(acct, st, m, delta);
 		last[m] = rec->values[m];
 	}
+	if (t->resync)
+		thread_resync(acct, t, own);
 	acct->cpu_last_tid[rec->cpu] = rec->tid;
 	acct->cpu_last_switched[rec->cpu] = own < acct->nr_members && acct->members[own].switches;
-	if (own == acct->nr_members)
-		return;
-	apply_starts(acct, st, acct->members[own].starts);
-	if (own_hit)
-		attribute(acct, st->open, own, 1);
-	apply_stops(acct, st, acct->members[own].stops);
+	if (own < acct->nr_members) {
+		apply_starts(acct, st, acct->members[own].starts);
+		if (own_hit)
+			attribute(acct, st, own, 1);
+		apply_stops(acct, st, acct->members[own].stops);
+	}
+	state_commit(acct, st, false);
 }
 
 void range_account_finish_root(struct range_account *acct, unsigned root, uint32_t root_tid,
@@ -327,11 +468,12 @@ void range_account_finish_root(struct range_account *acct, unsigned root, uint32
 			if (values[(size_t)cpu * acct->nr_members + m] > seen) {
 				uint64_t rest = values[(size_t)cpu * acct->nr_members + m] - seen;
 
-				attribute(acct, state_of(acct, root_thread, cpu)->open, m, rest);
+				attribute(acct, state_of(acct, root_thread, cpu), m, rest);
 				root_thread->last[(size_t)cpu * acct->nr_members + m] += rest;
 			}
 		}
 	}
+	range_account_commit_all(acct);
 }
 
 void range_account_finish_cpus(struct range_account *acct, const uint64_t *values)
@@ -343,9 +485,9 @@ void range_account_finish_cpus(struct range_account *acct, const uint64_t *value
 		 * -- then a thread that left no record yet, in a fresh state.
 		 */
 		struct thread_state *t = thread_get(acct, acct->cpu_last_tid[cpu], 0);
-		const struct range_state *st = state_of(acct, t, cpu);
+		struct range_state *st = state_of(acct, t, cpu);
 		uint64_t *last = acct->cpu_last + (size_t)cpu * acct->nr_members;
-		struct range_state fresh;
+		struct range_state fresh = { 0 };
 
 		if (acct->cpu_last_switched[cpu] && !(acct->flags & RANGE_ACCOUNT_CPU_SCOPE)) {
 			state_begin(acct, &fresh);
@@ -356,21 +498,67 @@ void range_account_finish_cpus(struct range_account *acct, const uint64_t *value
 			uint64_t total = values[(size_t)cpu * acct->nr_members + m];
 
 			if (total > last[m]) {
-				attribute(acct, st->open, m, total - last[m]);
+				attribute(acct, st, m, total - last[m]);
 				last[m] = total;
 			}
 		}
+		state_commit(acct, &fresh, true);
+		free(fresh.pending);
+		free(fresh.tainted);
 	}
+	range_account_commit_all(acct);
+}
+
+/* What a state's untainted open stretch holds for (view, member). */
+static uint64_t state_pending(const struct range_account *acct, const struct range_state *st,
+			      size_t view, size_t member)
+{
+	if (!st->pending || st->tainted[view])
+		return 0;
+	return st->pending[view * acct->nr_members + member];
 }
 
 uint64_t range_account_value(const struct range_account *acct, size_t view, size_t member)
 {
-	return acct->sums[view * acct->nr_members + member];
+	uint64_t value = acct->sums[view * acct->nr_members + member];
+
+	/* The stretches still open count too, unless a loss spoilt them. */
+	for (size_t i = 0; i < acct->cap_threads; i++)
+		if (acct->threads[i].used)
+			value += state_pending(acct, &acct->threads[i].state, view, member);
+	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++)
+		value += state_pending(acct, &acct->cpu_states[cpu], view, member);
+	return value;
 }
 
-void range_account_mark_lost(struct range_account *acct, uint64_t lost)
+void range_account_commit_all(struct range_account *acct)
+{
+	for (size_t i = 0; i < acct->cap_threads; i++)
+		if (acct->threads[i].used)
+			state_commit(acct, &acct->threads[i].state, true);
+	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++)
+		state_commit(acct, &acct->cpu_states[cpu], true);
+}
+
+void range_account_mark_lost(struct range_account *acct, uint64_t lost, uint32_t cpu)
 {
 	acct->lost += lost ? lost : 1;
+	for (size_t i = 0; i < acct->cap_threads; i++) {
+		struct thread_state *t = &acct->threads[i];
+
+		if (!t->used)
+			continue;
+		state_taint_open(acct, &t->state);
+		if (!t->skip)
+			t->skip = calloc(acct->nr_cpus, sizeof(*t->skip));
+		if (cpu < acct->nr_cpus)
+			t->skip[cpu] = true;
+		t->resync = true;
+	}
+	for (unsigned c = 0; c < acct->nr_cpus; c++)
+		state_taint_open(acct, &acct->cpu_states[c]);
+	if (cpu < acct->nr_cpus)
+		acct->cpu_skip[cpu] = true;
 }
 
 uint64_t range_account_lost(const struct range_account *acct)

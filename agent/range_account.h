@@ -100,10 +100,17 @@ void range_account_finish_root(struct range_account *acct, unsigned root, uint32
  * each CPU counted in all; the stretch since its last record goes to the
  * thread that was running then. */
 void range_account_finish_cpus(struct range_account *acct, const uint64_t *values);
+/* Close every open stretch into the sums (the run is over). */
+void range_account_commit_all(struct range_account *acct);
 /* A view's count of member m so far. */
 uint64_t range_account_value(const struct range_account *acct, size_t view, size_t member);
-/* Records a gap: views are flagged incomplete from now on. */
-void range_account_mark_lost(struct range_account *acct, uint64_t lost);
+/*
+ * Records were lost on CPU cpu's buffer.  Views are flagged incomplete, and
+ * no stretch is half-counted: every stretch open now is dropped when it
+ * closes, the next delta of each thread on that CPU (it spans the loss) is
+ * dropped, and each thread's depths are recounted from its trigger counts.
+ */
+void range_account_mark_lost(struct range_account *acct, uint64_t lost, uint32_t cpu);
 uint64_t range_account_lost(const struct range_account *acct);
 /* Is a view's gate open when the leaves in open_leaves (bit i) are? */
 bool range_view_open(const struct range_view_def *view, uint64_t open_leaves);

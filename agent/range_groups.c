@@ -46,6 +46,8 @@ int perf_evsel__apply_filter(struct perf_evsel *evsel, const char *filter);
 
 /* A decoded record waiting for its turn in time order. */
 struct pending {
+	bool lost;		/* a PERF_RECORD_LOST: how many in lost_count */
+	uint64_t lost_count;
 	enum range_record_kind kind;
 	uint64_t time;
 	uint32_t tid, cpu;
@@ -89,6 +91,11 @@ struct range_groups {
 
 	struct pending *pending;
 	size_t nr_pending, cap_pending;
+	/* Per ring buffer (in libperf's order): the time of its last record.
+	 * A loss in that buffer happened after it and is accounted there. */
+	uint64_t *buffer_last_time;
+	size_t nr_buffers;
+	size_t buffer_bytes;		/* a ring buffer's data size */
 	uint64_t next_seq;
 	uint64_t *pool;			/* values of pending records */
 	size_t nr_pool, cap_pool;
@@ -272,6 +279,7 @@ struct range_groups *range_groups_open(const struct range_groups_params *p)
 	}
 	if (groups_apply_filters(g, p))
 		goto fail;
+	g->buffer_bytes = (size_t)p->pages * (size_t)sysconf(_SC_PAGESIZE);
 	if (perf_evlist__mmap(g->evlist, p->pages)) {
 		log_error("cannot map %d pages of ring buffer per CPU: %s (try a smaller -m, or "
 			  "raise /proc/sys/kernel/perf_event_mlock_kb)", p->pages, strerror(errno));
@@ -310,6 +318,7 @@ void range_groups_close(struct range_groups *g)
 	free(g->roots);
 	free(g->pending);
 	free(g->pool);
+	free(g->buffer_last_time);
 	free(g);
 }
 
@@ -420,6 +429,7 @@ static void decode_sample(struct range_groups *g, const union perf_event *ev)
 	const uint64_t *end = (const uint64_t *)((const char *)ev + ev->header.size);
 	struct pending *rec = pending_add(g);
 
+	rec->lost = false;
 	rec->kind = RANGE_RECORD_SAMPLE;
 	rec->tid = (uint32_t)(p[1] >> 32);
 	rec->time = p[2];
@@ -428,37 +438,91 @@ static void decode_sample(struct range_groups *g, const union perf_event *ev)
 		g->nr_pending--;	/* malformed: dropped, never misread */
 }
 
-static void decode_one(struct range_groups *g, const union perf_event *ev)
+/* LOST: id, lost, then sample_id (pid/tid, time, cpu/res, id): accounted
+ * in time order with the records around it. */
+static void decode_lost(struct range_groups *g, const union perf_event *ev, uint64_t after)
+{
+	const uint64_t *p = (const uint64_t *)(&ev->header + 1);
+	const uint64_t *end = (const uint64_t *)((const char *)ev + ev->header.size);
+	struct pending *rec;
+
+	g->lost += ev->lost.lost;
+	rec = pending_add(g);
+	rec->kind = RANGE_RECORD_SAMPLE;
+	rec->tid = 0;
+	rec->root = 0;
+	rec->lost = true;
+	rec->lost_count = ev->lost.lost;
+	rec->member = -1;
+	/*
+	 * The LOST record is written when room comes back, long after the
+	 * records it stands for: it is placed right after the buffer's last
+	 * record before it, so that no record of another CPU written after
+	 * the lost ones closes a stretch before the loss is known.
+	 */
+	rec->time = after + 1;
+	rec->cpu = p + 5 <= end ? (uint32_t)p[4] : UINT32_MAX;
+	rec->values = SIZE_MAX;
+}
+
+static void decode_one(struct range_groups *g, const union perf_event *ev, uint64_t *last_time)
 {
 	switch (ev->header.type) {
 	case PERF_RECORD_SAMPLE:
 		decode_sample(g, ev);
+		if (g->nr_pending)
+			*last_time = g->pending[g->nr_pending - 1].time;
 		break;
 	case PERF_RECORD_LOST:
-		g->lost += ev->lost.lost;
+		decode_lost(g, ev, *last_time);
 		break;
 	}
 }
 
-static void read_buffers(struct range_groups *g)
+/*
+ * Read one buffer, buffer b in libperf's order; returns the bytes read.
+ * No perf_mmap__read_done(): it moves the read position to the buffer's
+ * head as it is now, skipping whatever the kernel wrote since the loop saw
+ * the end.  Those records are read on the next drain instead of lost.
+ */
+static size_t read_buffer(struct range_groups *g, struct perf_mmap *map, size_t b)
+{
+	union perf_event *ev;
+	size_t bytes = 0;
+
+	if (b == g->nr_buffers) {
+		g->buffer_last_time = realloc(g->buffer_last_time,
+					      (b + 1) * sizeof(*g->buffer_last_time));
+		g->buffer_last_time[g->nr_buffers++] = 0;
+	}
+	if (perf_mmap__read_init(map) < 0)
+		return 0;
+	while ((ev = perf_mmap__read_event(map))) {
+		bytes += ev->header.size;
+		decode_one(g, ev, &g->buffer_last_time[b]);
+		perf_mmap__consume(map);
+	}
+	return bytes;
+}
+
+/*
+ * Read every buffer; returns the latest time records may be accounted up
+ * to.  A buffer read more than a quarter full may be overflowing: records
+ * it loses come after its last one, and its LOST record shows only on a
+ * later read, so nothing after its last record is accounted yet.
+ */
+static uint64_t read_buffers(struct range_groups *g)
 {
 	struct perf_mmap *map;
-	union perf_event *ev;
+	uint64_t safe = UINT64_MAX;
+	size_t b = 0;
 
 	perf_evlist__for_each_mmap(g->evlist, map, false) {
-		if (perf_mmap__read_init(map) < 0)
-			continue;
-		while ((ev = perf_mmap__read_event(map))) {
-			decode_one(g, ev);
-			perf_mmap__consume(map);
-		}
-		/*
-		 * No perf_mmap__read_done(): it moves the read position to the
-		 * buffer's head as it is now, skipping whatever the kernel wrote
-		 * since the loop above saw the end.  Those records are read on
-		 * the next drain instead of being lost.
-		 */
+		if (read_buffer(g, map, b) > g->buffer_bytes / 4 && g->buffer_last_time[b] < safe)
+			safe = g->buffer_last_time[b];
+		b++;
 	}
+	return safe;
 }
 
 static int pending_by_time(const void *a, const void *b)
@@ -491,9 +555,12 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 	for (; done < g->nr_pending && g->pending[done].time <= cutoff; done++) {
 		const struct pending *p = &g->pending[done];
 		struct range_record rec = { p->kind, p->time, p->tid, p->cpu, p->root, p->member,
-					    g->pool + p->values };
+					    p->lost ? NULL : g->pool + p->values };
 
-		range_account_record(acct, &rec);
+		if (p->lost)
+			range_account_mark_lost(acct, p->lost_count, p->cpu);
+		else
+			range_account_record(acct, &rec);
 	}
 	/* The younger records wait; their values move to a fresh pool, since
 	 * sorting left the old pool's order behind. */
@@ -501,8 +568,9 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 		uint64_t *pool = malloc((g->nr_pending - done) * g->nr_members * sizeof(*pool));
 
 		for (size_t i = done; i < g->nr_pending; i++, kept++) {
-			memcpy(pool + kept * g->nr_members, g->pool + g->pending[i].values,
-			       g->nr_members * sizeof(*pool));
+			if (!g->pending[i].lost)
+				memcpy(pool + kept * g->nr_members, g->pool + g->pending[i].values,
+				       g->nr_members * sizeof(*pool));
 			g->pending[kept] = g->pending[i];
 			g->pending[kept].values = kept * g->nr_members;
 		}
@@ -518,16 +586,15 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 void range_groups_drain(struct range_groups *g, struct range_account *acct,
 			enum range_drain how)
 {
-	uint64_t lost_before = g->lost;
 	/* Taken before reading: a record stamped earlier than this (less the
 	 * margin for its commit) is in its buffer by the time we read it. */
-	uint64_t cutoff = how == RANGE_DRAIN_ALL ? UINT64_MAX :
+	uint64_t safe, cutoff = how == RANGE_DRAIN_ALL ? UINT64_MAX :
 			  now_ns() - (how == RANGE_DRAIN_COMMAND ? DRAIN_MARGIN_COMMAND_NS :
 							   DRAIN_MARGIN_NS);
 
-	read_buffers(g);
-	if (g->lost != lost_before)
-		range_account_mark_lost(acct, g->lost - lost_before);
+	safe = read_buffers(g);
+	if (how != RANGE_DRAIN_ALL && safe < cutoff)
+		cutoff = safe;
 	account_pending(g, acct, cutoff);
 }
 

@@ -131,6 +131,40 @@ static void test_finish_and_tid_reuse(void)
 	range_account_free(a);
 }
 
+/* A loss never half-counts: the stretch it falls in is dropped whole, and
+ * the thread's depth is recounted from its trigger counts. */
+static void test_loss_drops_whole_stretches(void)
+{
+	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
+
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 1);		/* 1 outside, R opens */
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 1, 0, 5);		/* 4 inside, pending */
+	range_account_mark_lost(a, 3, 0);
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 1, 1, 9);		/* spans the loss: dropped */
+	is_int(range_account_value(a, 0, E), 0, "the range the loss fell in is dropped whole");
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 1, 10);		/* 1 outside, R opens */
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 2, 2, 13);		/* 3 inside */
+	is_int(range_account_value(a, 0, E), 3, "the next range counts whole");
+	is_int(range_account_value(a, 1, E), 2, "outside: the stretches before each S");
+	is_int(range_account_lost(a), 3, "the loss is counted");
+	range_account_free(a);
+}
+
+/* After a loss that took a starter's record, the depth comes from counts. */
+static void test_loss_resyncs_depth(void)
+{
+	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
+
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 0, 0, 2);		/* 2 outside */
+	range_account_mark_lost(a, 1, 0);			/* S's record lost here */
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 1, 0, 6);		/* spans: dropped; S seen */
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 1, 1, 8);		/* closes a tainted stretch */
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 1, 9);
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 2, 2, 14);
+	is_int(range_account_value(a, 0, E), 5, "only the range after the loss counts, whole");
+	range_account_free(a);
+}
+
 static void test_gates(void)
 {
 	struct range_gate l0 = { .kind = RANGE_GATE_RANGE, .index = 0 };
@@ -159,6 +193,8 @@ int main(void)
 	test_own_hit_order();
 	test_open_ends();
 	test_finish_and_tid_reuse();
+	test_loss_drops_whole_stretches();
+	test_loss_resyncs_depth();
 	test_gates();
 	return tap_done();
 }
