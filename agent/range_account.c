@@ -449,35 +449,65 @@ void range_account_record(struct range_account *acct, const struct range_record 
 	state_commit(acct, st, false);
 }
 
+/* A trigger samples every hit: a hit the records do not show is a record
+ * lost at the very end, whose LOST record the kernel never got to write. */
+static bool is_trigger(const struct range_account *acct, size_t m)
+{
+	return acct->members[m].starts || acct->members[m].stops;
+}
+
+/* What the root's groups counted that the records did not show, per
+ * (cpu, member), into rest; returns the hits of triggers among it. */
+static uint64_t root_unseen(struct range_account *acct, unsigned root, const uint64_t *values,
+			    uint64_t *rest)
+{
+	const uint64_t *bank = exited_of(acct, root);
+	uint64_t trigger_hits = 0;
+
+	for (size_t i = 0; i < (size_t)acct->nr_cpus * acct->nr_members; i++) {
+		uint64_t seen = bank[i];
+
+		for (size_t k = 0; k < acct->cap_threads; k++)
+			if (acct->threads[k].used && acct->threads[k].root == root)
+				seen += acct->threads[k].last[i];
+		rest[i] = values[i] > seen ? values[i] - seen : 0;
+		if (is_trigger(acct, i % acct->nr_members))
+			trigger_hits += rest[i];
+	}
+	return trigger_hits;
+}
+
 void range_account_finish_root(struct range_account *acct, unsigned root, uint32_t root_tid,
 			       const uint64_t *values)
 {
 	struct thread_state *root_thread = thread_get(acct, root_tid, root);
-	const uint64_t *bank = exited_of(acct, root);
+	size_t n = (size_t)acct->nr_cpus * acct->nr_members;
+	uint64_t *rest = calloc(n, sizeof(*rest));
+	uint64_t unseen = root_unseen(acct, root, values, rest);
 
-	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++) {
-		for (size_t m = 0; m < acct->nr_members; m++) {
-			uint64_t seen = bank[(size_t)cpu * acct->nr_members + m];
-
-			for (size_t i = 0; i < acct->cap_threads; i++) {
-				const struct thread_state *t = &acct->threads[i];
-
-				if (t->used && t->root == root)
-					seen += t->last[(size_t)cpu * acct->nr_members + m];
-			}
-			if (values[(size_t)cpu * acct->nr_members + m] > seen) {
-				uint64_t rest = values[(size_t)cpu * acct->nr_members + m] - seen;
-
-				attribute(acct, state_of(acct, root_thread, cpu), m, rest);
-				root_thread->last[(size_t)cpu * acct->nr_members + m] += rest;
-			}
-		}
+	if (unseen)
+		range_account_mark_lost(acct, unseen, UINT32_MAX);
+	for (size_t i = 0; i < n; i++) {
+		if (!rest[i])
+			continue;
+		attribute(acct, state_of(acct, root_thread, (uint32_t)(i / acct->nr_members)),
+			  i % acct->nr_members, rest[i]);
+		root_thread->last[i] += rest[i];
 	}
+	free(rest);
 	range_account_commit_all(acct);
 }
 
 void range_account_finish_cpus(struct range_account *acct, const uint64_t *values)
 {
+	uint64_t unseen = 0;
+
+	/* Trigger hits no record shows: records lost at the very end. */
+	for (size_t i = 0; i < (size_t)acct->nr_cpus * acct->nr_members; i++)
+		if (is_trigger(acct, i % acct->nr_members) && values[i] > acct->cpu_last[i])
+			unseen += values[i] - acct->cpu_last[i];
+	if (unseen)
+		range_account_mark_lost(acct, unseen, UINT32_MAX);
 	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++) {
 		/*
 		 * The stretch since the CPU's last record belongs to whoever ran

@@ -174,7 +174,11 @@ static int groups_add_members(struct range_groups *g, const struct range_groups_
 		struct perf_event_attr attr = p->events[i].attr;
 
 		attr_common(&attr, p->events[i].samples, p->cpu_wide);
-		if (!p->events[i].samples && !event_supported(attr, g->threads, g->cpus, p->cpu_wide))
+		/* Only the PMU's events may be missing; a resolved software event
+		 * or tracepoint opens, and probing each would cost a group of
+		 * a hundred events a second. */
+		if (!p->events[i].samples && attr.type == PERF_TYPE_HARDWARE &&
+		    !event_supported(attr, g->threads, g->cpus, p->cpu_wide))
 			continue;
 		perf_evlist__add(g->evlist, perf_evsel__new(&attr));
 		g->supported[i + 1] = true;

@@ -115,7 +115,7 @@ static void test_open_ends(void)
 static void test_finish_and_tid_reuse(void)
 {
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
-	uint64_t totals[NM] = { 0, 2, 1, 40 };
+	uint64_t totals[NM] = { 0, 2, 0, 40 };	/* every trigger hit has its record */
 
 	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 1);		/* root opens */
 	rec(a, RANGE_RECORD_SAMPLE, 2, 0, S, 1, 0, 2);		/* child opens */
@@ -165,6 +165,22 @@ static void test_loss_resyncs_depth(void)
 	range_account_free(a);
 }
 
+/* A trigger hit no record shows is a record lost at the very end (the
+ * kernel writes no LOST record once counting stops): flagged, and the
+ * stretch open then is dropped, not counted short. */
+static void test_trailing_loss(void)
+{
+	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
+	uint64_t totals[NM] = { 0, 1, 1, 9 };
+
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 2);		/* R opens */
+	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 1, 0, 5);		/* 3 pending inside */
+	range_account_finish_root(a, 0, 1, totals);		/* T hit, record gone */
+	ok(range_account_lost(a) > 0, "a trigger hit without its record is a loss");
+	is_int(range_account_value(a, 0, E), 0, "the stretch it ends is dropped, not counted short");
+	range_account_free(a);
+}
+
 static void test_gates(void)
 {
 	struct range_gate l0 = { .kind = RANGE_GATE_RANGE, .index = 0 };
@@ -195,6 +211,7 @@ int main(void)
 	test_finish_and_tid_reuse();
 	test_loss_drops_whole_stretches();
 	test_loss_resyncs_depth();
+	test_trailing_loss();
 	test_gates();
 	return tap_done();
 }
