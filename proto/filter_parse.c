@@ -490,7 +490,19 @@ static bool nest(struct fparser *p)
 	return false;
 }
 
+/*
+ * A '(' right after '!' opens no level of its own: "!(a == 1)" is how the
+ * canonical form writes a negated predicate, and it must parse back
+ * within the same limit as the text it came from.
+ */
+static struct filter_node *parse_unary_in(struct fparser *p, const char *after, bool after_not);
+
 static struct filter_node *parse_unary(struct fparser *p, const char *after)
+{
+	return parse_unary_in(p, after, false);
+}
+
+static struct filter_node *parse_unary_in(struct fparser *p, const char *after, bool after_not)
 {
 	struct filter_node *n, *child;
 	size_t at;
@@ -501,7 +513,7 @@ static struct filter_node *parse_unary(struct fparser *p, const char *after)
 		if (!nest(p))
 			return NULL;
 		p->sc.pos++;
-		child = parse_unary(p, "!");
+		child = parse_unary_in(p, "!", true);
 		p->depth--;
 		if (!child)
 			return NULL;
@@ -514,7 +526,7 @@ static struct filter_node *parse_unary(struct fparser *p, const char *after)
 		return n;
 	}
 	if (scan_peek(&p->sc, 0) == '(') {
-		if (!nest(p))
+		if (!after_not && !nest(p))
 			return NULL;
 		p->sc.pos++;
 		scan_skip_space(&p->sc);
@@ -523,7 +535,8 @@ static struct filter_node *parse_unary(struct fparser *p, const char *after)
 			return NULL;
 		}
 		child = parse_or(p, "(");
-		p->depth--;
+		if (!after_not)
+			p->depth--;
 		if (!child)
 			return NULL;
 		scan_skip_space(&p->sc);
