@@ -24,43 +24,27 @@
  * so in one run one tool may share the client's CPU and the other not.
  *
  * This is a benchmark, not a test: it fails only when a tool cannot be
- * started or stops answering.  bench/ack-latency (the wrapper) builds and runs
- * it; bench/README.md has the results.
+ * started or stops answering.  bench/ack-latency (the wrapper) builds it,
+ * with bench_common.c (what it shares with bench/windows.c), and runs it;
+ * bench/README.md has the results.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define MAX_TOOLS	3
-#define REPLY_MAX	256
-/* The first reply waits for the tool to start up (perf opens its counters
- * and forks the workload first), so it gets a longer timeout. */
-#define STARTUP_TIMEOUT_MS	10000
+#include "bench_common.h"
 
-/* Where the client and the tools run; -1: wherever the scheduler likes. */
-struct sched_mode {
-	char label[32];
-	int client_cpu;
-	int tool_cpu;
-};
+#define MAX_TOOLS	3
+
+const char bench_name[] = "ack-latency";
 
 struct options {
 	long n;			/* measured commands per tool and mode */
@@ -68,150 +52,25 @@ struct options {
 	long block;		/* commands per tool before switching tool */
 	int timeout_ms;		/* per reply, once the tool is up */
 	int cpu;		/* the client's CPU when pinned */
-	struct sched_mode modes[3];
+	struct bench_sched modes[3];
 	int nmodes;
 	const char *perf;	/* NULL: not measured */
 	const char *perfgate;	/* NULL: not measured */
 	bool floor;		/* also measure the built-in minimal agent */
 };
 
+/* a.count: commands sent, its parity picks the next one; a.ns: the
+ * measured round trips. */
 struct tool {
-	const char *name;
+	struct bench_agent a;
 	const char *path;	/* NULL: the built-in floor agent */
-	const char *subcommand;	/* "stat" for perf, NULL for perfgate */
-	pid_t pid;		/* also its process group id */
-	int ctl_fd;
-	int ack_fd;
-	char ctl_path[PATH_MAX];
-	char ack_path[PATH_MAX];
-	char log_path[PATH_MAX];
-	char reply[REPLY_MAX];	/* bytes read from ACK, not yet consumed */
-	size_t reply_len;
-	unsigned long sent;	/* commands sent: its parity picks the next one */
-	uint64_t *rtt_ns;	/* measured round trips */
-	size_t nrtt;
-	uint64_t cpu_ns;	/* agent CPU during the measured blocks */
 	int client_cpu;		/* where we wrote the last command from */
 	long samples;		/* round trips checked for placement ... */
 	long samples_shared;	/* ... with agent and client on one CPU */
 };
 
-/* Everything the cleanup must undo, reachable from a signal handler. */
 static struct tool tools[MAX_TOOLS];
 static int ntools;
-static char workdir[PATH_MAX];
-
-static void cleanup_files(void)
-{
-	for (int i = 0; i < ntools; i++) {
-		unlink(tools[i].ctl_path);
-		unlink(tools[i].ack_path);
-		unlink(tools[i].log_path);
-	}
-	if (workdir[0])
-		rmdir(workdir);
-}
-
-/* Async-signal-safe: kill, waitpid and unlink only.  The tools live in
- * their own process groups (so a Ctrl-C on the terminal does not stop them
- * halfway through a measurement), which means we must take them down
- * ourselves, and reap them: this machine's init does not. */
-static void cleanup_hard(void)
-{
-	for (int i = 0; i < ntools; i++) {
-		if (tools[i].pid <= 0)
-			continue;
-		kill(-tools[i].pid, SIGKILL);
-		while (waitpid(-tools[i].pid, NULL, 0) > 0)
-			;
-	}
-	cleanup_files();
-}
-
-static void on_signal(int sig)
-{
-	cleanup_hard();
-	_exit(128 + sig);
-}
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("ack-latency: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	cleanup_hard();
-	exit(1);
-}
-
-/* Show what a tool said before it failed: usually the real reason. */
-static void die_tool(struct tool *t, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	FILE *log;
-
-	fprintf(stderr, "ack-latency: %s: ", t->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	log = fopen(t->log_path, "r");
-	/* Start-up errors come first: the first lines are the useful ones. */
-	for (int i = 0; log && i < 20 && fgets(line, sizeof(line), log); i++) {
-		if (i == 0)
-			fprintf(stderr, "--- %s's stderr ---\n", t->name);
-		fputs(line, stderr);
-	}
-	if (log)
-		fclose(log);
-	die("giving up");
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-/*
- * CPU time of a process in ns: the sum of its threads' schedstat run times.
- * schedstat counts in ns, where /proc/PID/stat counts in clock ticks (10 ms
- * here, far coarser than one command); /proc/PID/schedstat alone would miss
- * any thread but the main one.
- */
-static uint64_t process_cpu_ns(pid_t pid)
-{
-	char path[64], file[PATH_MAX];
-	unsigned long long run;
-	uint64_t sum = 0;
-	struct dirent *d;
-	FILE *f;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (!dir)
-		die("cannot read %s: %s", path, strerror(errno));
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s/schedstat", path, d->d_name);
-		f = fopen(file, "r");
-		if (!f)
-			continue;	/* the thread just ended */
-		if (fscanf(f, "%llu", &run) == 1)
-			sum += run;
-		fclose(f);
-	}
-	closedir(dir);
-	return sum;
-}
 
 /*
  * How busy the rest of the machine was while we measured.  With default
@@ -249,7 +108,7 @@ static struct load_probe load_probe_now(void)
 				process_cpu_ns(getpid()) };
 
 	for (int i = 0; i < ntools; i++)
-		p.own_ns += process_cpu_ns(tools[i].pid);
+		p.own_ns += process_cpu_ns(tools[i].a.pid);
 	return p;
 }
 
@@ -288,223 +147,22 @@ static int process_last_cpu(pid_t pid)
 	return cpu;
 }
 
-static int pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-/*
- * The floor: the least any agent can do per command, which is to wait for
- * the ctl FIFO, read it and write the ack.  Measured next to the real tools
- * it shows how much of their cost is the round trip itself (two wake-ups,
- * four syscalls), which no agent can save.  Runs in a forked child.
- */
-static void floor_agent(struct tool *t)
-{
-	struct pollfd pfd;
-	char buf[4096];
-	ssize_t got;
-	int ack;
-
-	/* O_RDWR: our own write end keeps the FIFO open between writers. */
-	pfd.fd = open(t->ctl_path, O_RDWR);
-	ack = open(t->ack_path, O_WRONLY);
-	if (pfd.fd < 0 || ack < 0)
-		_exit(127);
-	pfd.events = POLLIN;
-	for (;;) {
-		if (poll(&pfd, 1, -1) < 0)
-			continue;
-		got = read(pfd.fd, buf, sizeof(buf));
-		for (ssize_t i = 0; i < got; i++)
-			if (buf[i] == '\n' && write(ack, "ack\n", 5) != 5)
-				_exit(1);
-	}
-}
-
-/* The child side of tool_start: its own process group, default signal
- * dispositions (we ignore SIGPIPE, and exec would pass that on), stderr to
- * a log we can show on failure. */
-static void tool_exec(struct tool *t, int pin_cpu)
-{
-	char control[2 * PATH_MAX + 16];
-	const char *argv[16];
-	int fd, argc = 0;
-
-	setpgid(0, 0);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0)
-		dup2(fd, STDIN_FILENO);
-	fd = open(t->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd >= 0) {
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-	}
-	if (pin_cpu >= 0 && pin_to_cpu(pin_cpu) < 0) {
-		fprintf(stderr, "cannot pin to CPU %d: %s\n", pin_cpu,
-			strerror(errno));
-		_exit(127);
-	}
-	if (!t->path)
-		floor_agent(t);
-	snprintf(control, sizeof(control), "fifo:%s,%s", t->ctl_path,
-		 t->ack_path);
-
-	argv[argc++] = t->path;
-	if (t->subcommand)
-		argv[argc++] = t->subcommand;
-	const char *rest[] = { "-D", "-1", "-e", "task-clock", "-o", "/dev/null",
-			       "--control", control, "--", "sleep", "3600" };
-	for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
-		argv[argc++] = rest[i];
-	argv[argc] = NULL;
-
-	execvp(argv[0], (char **)argv);
-	fprintf(stderr, "cannot run %s: %s\n", t->path, strerror(errno));
-	_exit(127);
-}
-
-static void tool_start(struct tool *t, int pin_cpu)
-{
-	pid_t pid;
-
-	/* Open our read end first and without blocking: the tool opens ACK
-	 * for writing during start-up and would otherwise wait for us. */
-	t->ack_fd = open(t->ack_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (t->ack_fd < 0)
-		die("open %s: %s", t->ack_path, strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0)
-		tool_exec(t, pin_cpu);
-	setpgid(pid, pid);	/* here too: no race with an early kill */
-	t->pid = pid;
-}
-
-static bool tool_exited(struct tool *t)
-{
-	int status;
-
-	if (waitpid(t->pid, &status, WNOHANG) != t->pid)
-		return false;
-	t->pid = 0;
-	return true;
-}
-
-/*
- * Open CTL for writing once the tool has opened it for reading.  A
- * non-blocking open fails with ENXIO until then; blocking instead would hang
- * forever on a tool that died during start-up.
- */
-static void tool_open_ctl(struct tool *t)
-{
-	uint64_t deadline = now_ns() + STARTUP_TIMEOUT_MS * 1000000ull;
-	int fd;
-
-	for (;;) {
-		fd = open(t->ctl_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd >= 0)
-			break;
-		if (errno != ENXIO)
-			die("open %s: %s", t->ctl_path, strerror(errno));
-		if (tool_exited(t))
-			die_tool(t, "exited during start-up");
-		if (now_ns() > deadline)
-			die_tool(t, "did not open its ctl FIFO within %d ms",
-				 STARTUP_TIMEOUT_MS);
-		usleep(1000);
-	}
-	/* Our writes are a few bytes: blocking writes never wait, and a
-	 * plain write is the same single syscall for both tools. */
-	fcntl(fd, F_SETFL, 0);
-	t->ctl_fd = fd;
-}
-
-/*
- * Take one complete reply line out of t->reply, if there is one.  A NUL at
- * the start of a line is skipped: it is the tail of the previous "ack\n\0",
- * which may arrive with that ack or on its own read.
- */
-static bool reply_take_line(struct tool *t, char *line, size_t size)
-{
-	size_t start = 0, end;
-	char *nl;
-
-	while (start < t->reply_len && t->reply[start] == '\0')
-		start++;
-	nl = memchr(t->reply + start, '\n', t->reply_len - start);
-	if (!nl) {
-		memmove(t->reply, t->reply + start, t->reply_len - start);
-		t->reply_len -= start;
-		return false;
-	}
-	end = nl - t->reply;
-	snprintf(line, size, "%.*s", (int)(end - start), t->reply + start);
-	t->reply_len -= end + 1;
-	memmove(t->reply, nl + 1, t->reply_len);
-	return true;
-}
-
-/* Read until one reply line is complete, however the bytes are split. */
-static void reply_read(struct tool *t, char *line, size_t size, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = t->ack_fd, .events = POLLIN };
-	ssize_t got;
-	int ready;
-
-	while (!reply_take_line(t, line, size)) {
-		if (t->reply_len == sizeof(t->reply))
-			die_tool(t, "reply longer than %d bytes", REPLY_MAX);
-		/* poll first, even though a blocking read would do: a tool
-		 * that never answers (perf ignores some commands) must not
-		 * hang us.  The extra syscall is the same for both tools. */
-		ready = poll(&pfd, 1, timeout_ms);
-		if (ready < 0 && errno == EINTR)
-			continue;
-		if (ready < 0)
-			die("poll: %s", strerror(errno));
-		if (ready == 0)
-			die_tool(t, "no reply within %d ms (command %lu)",
-				 timeout_ms, t->sent);
-		got = read(t->ack_fd, t->reply + t->reply_len,
-			   sizeof(t->reply) - t->reply_len);
-		if (got < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (got < 0)
-			die("read %s: %s", t->ack_path, strerror(errno));
-		if (got == 0)
-			die_tool(t, "closed its ack FIFO (command %lu)", t->sent);
-		t->reply_len += got;
-	}
-}
-
 /* One round trip; returns its duration in ns. */
 static uint64_t tool_command(struct tool *t, int timeout_ms)
 {
 	/* enable first: the tool starts disabled (-D -1).  The long forms,
 	 * because perf 6.1 does not ack "e" and "d". */
-	const char *cmd = t->sent % 2 == 0 ? "enable\n" : "disable\n";
-	char line[REPLY_MAX];
+	const char *cmd = t->a.count % 2 == 0 ? "enable\n" : "disable\n";
+	char line[BENCH_REPLY_MAX];
 	uint64_t start, end;
 
 	t->client_cpu = sched_getcpu();	/* cheap (rseq), for the sampling */
 	start = now_ns();
-	if (write(t->ctl_fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
-		die_tool(t, "write to ctl FIFO: %s", strerror(errno));
-	t->sent++;
-	reply_read(t, line, sizeof(line), timeout_ms);
+	bench_send(&t->a, cmd);
+	t->a.count++;
+	bench_reply_read(&t->a, line, sizeof(line), timeout_ms);
 	end = now_ns();
-	if (strcmp(line, "ack") != 0)
-		die_tool(t, "replied \"%s\" to %.*s", line,
-			 (int)strlen(cmd) - 1, cmd);
+	bench_expect_ack(&t->a, line, cmd);
 	return end - start;
 }
 
@@ -528,89 +186,25 @@ static void tool_sample_placement(struct tool *t)
 	int cpu = sched_getcpu();
 
 	t->samples++;
-	if (cpu == t->client_cpu && process_last_cpu(t->pid) == cpu)
+	if (cpu == t->client_cpu && process_last_cpu(t->a.pid) == cpu)
 		t->samples_shared++;
 }
 
 /* Measured commands, with the agent's CPU time read around them only: the
  * other tool's blocks and our own bookkeeping stay out of it.  Every 10th
  * round trip is followed by a placement sample (outside its timing). */
-static void tool_measure_block(struct tool *t, long count, int timeout_ms)
+static void tool_measure_block(int i, long count, void *opts)
 {
-	uint64_t cpu_before = process_cpu_ns(t->pid);
+	const struct options *o = opts;
+	struct tool *t = &tools[i];
+	uint64_t cpu_before = process_cpu_ns(t->a.pid);
 
-	for (long i = 0; i < count; i++) {
-		t->rtt_ns[t->nrtt++] = tool_command(t, timeout_ms);
-		if (i % 10 == 9)
+	for (long k = 0; k < count; k++) {
+		t->a.ns[t->a.nns++] = tool_command(t, o->timeout_ms);
+		if (k % 10 == 9)
 			tool_sample_placement(t);
 	}
-	t->cpu_ns += process_cpu_ns(t->pid) - cpu_before;
-}
-
-/*
- * Stop a tool the way a terminal's Ctrl-C does: SIGINT to its whole process
- * group.  perf 6.1 ignores "stop" and, while its workload runs, only notes
- * a SIGINT sent to itself; the workload dying is what ends it.
- */
-static void tool_stop(struct tool *t)
-{
-	uint64_t deadline = now_ns() + 5000000000ull;
-	pid_t group = t->pid;
-
-	close(t->ctl_fd);
-	close(t->ack_fd);
-	t->ctl_fd = t->ack_fd = -1;
-	kill(-group, SIGINT);
-	while (!tool_exited(t) && now_ns() < deadline)
-		usleep(10000);
-	if (t->pid)
-		fprintf(stderr, "ack-latency: %s ignored SIGINT for 5 s, "
-			"killing it\n", t->name);
-	/* Also, perf may exit before its workload is gone.  As the subreaper
-	 * we inherit what is left of the group: end it and reap it, rather
-	 * than leave zombies to an init that may not reap them. */
-	kill(-group, SIGKILL);
-	while (waitpid(-group, NULL, 0) > 0)
-		;
-	t->pid = 0;
-	t->reply_len = 0;
-	t->sent = 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of a sorted array, in µs: no interpolation, so
- * it is always a round trip that really happened. */
-static double percentile_us(const uint64_t *sorted, size_t n, unsigned pct)
-{
-	size_t rank = (pct * n + 99) / 100;
-
-	return sorted[rank > 0 ? rank - 1 : 0] / 1000.0;
-}
-
-struct result {
-	double median_us;
-	double p99_us;
-	double cpu_us;		/* per command */
-	double shared_pct;	/* sampled round trips on one CPU */
-};
-
-static struct result tool_result(struct tool *t)
-{
-	struct result r;
-
-	qsort(t->rtt_ns, t->nrtt, sizeof(t->rtt_ns[0]), cmp_u64);
-	r.median_us = percentile_us(t->rtt_ns, t->nrtt, 50);
-	r.p99_us = percentile_us(t->rtt_ns, t->nrtt, 99);
-	r.cpu_us = t->cpu_ns / 1000.0 / t->nrtt;
-	r.shared_pct = t->samples ? 100.0 * t->samples_shared / t->samples
-				  : 0;
-	return r;
+	t->a.cpu_ns += process_cpu_ns(t->a.pid) - cpu_before;
 }
 
 static void print_header(void)
@@ -619,22 +213,21 @@ static void print_header(void)
 	       "median µs", "p99 µs", "CPU µs/cmd", "same CPU");
 }
 
-static void print_result(const char *mode, const char *name, struct result r)
+/* Sampled round trips with agent and client on one CPU, in %. */
+static double shared_pct(const struct tool *t)
 {
-	printf("%-16s %-13s %10.1f %10.1f %12.1f %10.0f%%\n", mode, name,
-	       r.median_us, r.p99_us, r.cpu_us, r.shared_pct);
+	return t->samples ? 100.0 * t->samples_shared / t->samples : 0;
 }
 
-/* a/b, or "-" where it means nothing (no cost above the floor). */
-static void print_quotient(int width, double a, double b)
+static void print_result(const char *mode, const struct tool *t,
+			 struct bench_result r)
 {
-	if (b > 0 && a >= 0)
-		printf(" %*.2fx", width - 1, a / b);
-	else
-		printf(" %*s", width, "-");
+	printf("%-16s %-13s %10.1f %10.1f %12.1f %10.0f%%\n", mode, t->a.name,
+	       r.median_us, r.p99_us, r.cpu_us, shared_pct(t));
 }
 
-static void print_ratio(const char *mode, struct result pg, struct result pf)
+static void print_ratio(const char *mode, struct bench_result pg,
+			struct bench_result pf)
 {
 	printf("%-16s %-13s %9.2fx %9.2fx %11.2fx\n", mode, "perfgate/perf",
 	       pg.median_us / pf.median_us, pg.p99_us / pf.p99_us,
@@ -645,60 +238,30 @@ static void print_ratio(const char *mode, struct result pg, struct result pf)
  * The same ratios for the cost each agent adds above the floor, the part an
  * agent's own code decides.  p99 is left out: tails do not subtract.
  */
-static void print_ratio_above(const char *mode, struct result pg,
-			      struct result pf, struct result fl)
+static void print_ratio_above(const char *mode, struct bench_result pg,
+			      struct bench_result pf, struct bench_result fl)
 {
 	printf("%-16s %-13s", mode, "  above floor");
-	print_quotient(10, pg.median_us - fl.median_us,
-		       pf.median_us - fl.median_us);
+	bench_print_quotient(10, pg.median_us - fl.median_us,
+			     pf.median_us - fl.median_us);
 	printf(" %10s", "-");
-	print_quotient(12, pg.cpu_us - fl.cpu_us, pf.cpu_us - fl.cpu_us);
+	bench_print_quotient(12, pg.cpu_us - fl.cpu_us, pf.cpu_us - fl.cpu_us);
 	printf("\n");
 }
 
-/*
- * One scheduling mode: start every tool, warm each up, then measure in
- * blocks, alternating tools and reversing the order every round (ABBA), so
- * neither tool always runs right after the other.
- */
-static void run_mode(const struct options *o, const struct sched_mode *m)
+/* Stop the tools and print their rows, with the ratios when there are
+ * perfgate and perf (setup_tools put them first, in this order). */
+static void print_mode(const struct bench_sched *m, double others)
 {
-	struct result res[MAX_TOOLS];
-	struct load_probe before;
-	double others;
-	cpu_set_t saved;
-
-	sched_getaffinity(0, sizeof(saved), &saved);
-	if (m->client_cpu >= 0 && pin_to_cpu(m->client_cpu) < 0)
-		die("cannot pin to CPU %d: %s", m->client_cpu, strerror(errno));
+	struct bench_result res[MAX_TOOLS];
 
 	for (int i = 0; i < ntools; i++) {
-		tools[i].nrtt = 0;
-		tools[i].cpu_ns = 0;
-		tools[i].samples = tools[i].samples_shared = 0;
-		tool_start(&tools[i], m->tool_cpu);
-		tool_open_ctl(&tools[i]);
-		tool_warm_up(&tools[i], o);
+		bench_agent_stop(&tools[i].a);
+		res[i] = bench_agent_result(&tools[i].a);
+		print_result(m->label, &tools[i], res[i]);
 	}
-	before = load_probe_now();
-	for (long done = 0, round = 0; done < o->n; done += o->block, round++) {
-		long count = o->n - done < o->block ? o->n - done : o->block;
-
-		for (int k = 0; k < ntools; k++) {
-			int i = round % 2 ? ntools - 1 - k : k;
-
-			tool_measure_block(&tools[i], count, o->timeout_ms);
-		}
-	}
-	others = load_probe_others(before, load_probe_now());
-	for (int i = 0; i < ntools; i++) {
-		tool_stop(&tools[i]);
-		res[i] = tool_result(&tools[i]);
-		print_result(m->label, tools[i].name, res[i]);
-	}
-	/* setup_tools put them in this order */
-	if (ntools >= 2 && !strcmp(tools[0].name, "perfgate") &&
-	    !strcmp(tools[1].name, "perf")) {
+	if (ntools >= 2 && !strcmp(tools[0].a.name, "perfgate") &&
+	    !strcmp(tools[1].a.name, "perf")) {
 		print_ratio(m->label, res[0], res[1]);
 		if (ntools == 3)
 			print_ratio_above(m->label, res[0], res[1], res[2]);
@@ -706,73 +269,63 @@ static void run_mode(const struct options *o, const struct sched_mode *m)
 	printf("%-16s (other processes kept %.1f of %ld CPUs busy meanwhile)\n",
 	       "", others, sysconf(_SC_NPROCESSORS_ONLN));
 	fflush(stdout);
+}
+
+/*
+ * One scheduling mode: start every tool, warm each up, then measure in
+ * blocks, alternating tools and reversing the order every round (ABBA), so
+ * neither tool always runs right after the other.
+ */
+static void run_mode(const struct options *o, const struct bench_sched *m)
+{
+	struct load_probe before;
+	double others;
+	cpu_set_t saved;
+
+	bench_pin_client(m, &saved);
+	for (int i = 0; i < ntools; i++) {
+		tools[i].samples = tools[i].samples_shared = 0;
+		bench_agent_start(&tools[i].a, m->tool_cpu);
+		tool_warm_up(&tools[i], o);
+	}
+	before = load_probe_now();
+	bench_alternate(o->n, o->block, ntools, tool_measure_block,
+			(void *)o);
+	others = load_probe_others(before, load_probe_now());
+	print_mode(m, others);
 	sched_setaffinity(0, sizeof(saved), &saved);
 }
 
-/* PATH = workdir/NAME.SUFFIX; PATH has room for PATH_MAX bytes. */
-static void work_path(char *path, const char *name, const char *suffix)
-{
-	if (snprintf(path, PATH_MAX, "%s/%s.%s", workdir, name, suffix) >=
-	    PATH_MAX)
-		die("TMPDIR path too long: %s", workdir);
-}
-
+/* TOOL -D -1 -e task-clock -o /dev/null --control fifo:CTL,ACK -- sleep 3600,
+ * where TOOL is PATH and, for perf, SUBCOMMAND; no PATH: the floor. */
 static void tool_init(struct tool *t, const char *name, const char *path,
 		      const char *subcommand, long n)
 {
-	t->name = name;
+	const char *rest[] = { "-D", "-1", "-e", "task-clock", "-o", "/dev/null",
+			       "--control", t->a.control, "--", "sleep", "3600" };
+	const char **argv = t->a.argv;
+
+	bench_agent_init(&t->a, name, name, "command", n);
 	t->path = path;
-	t->subcommand = subcommand;
-	t->ctl_fd = t->ack_fd = -1;
-	work_path(t->ctl_path, name, "ctl");
-	work_path(t->ack_path, name, "ack");
-	work_path(t->log_path, name, "log");
-	if (mkfifo(t->ctl_path, 0600) < 0 || mkfifo(t->ack_path, 0600) < 0)
-		die("mkfifo in %s: %s", workdir, strerror(errno));
-	t->rtt_ns = calloc(n, sizeof(t->rtt_ns[0]));
-	if (!t->rtt_ns)
-		die("out of memory");
+	t->a.floor_ack_len = 5;		/* "ack\n\0", as perf replies */
+	if (!path)
+		return;
+	*argv++ = path;
+	if (subcommand)
+		*argv++ = subcommand;
+	memcpy(argv, rest, sizeof(rest));
+	argv[sizeof(rest) / sizeof(rest[0])] = NULL;
 }
 
-/* Private FIFOs in a fresh directory: nobody else can write commands to
- * our tools or read their acks. */
 static void setup_tools(const struct options *o)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(workdir, sizeof(workdir), "%s/ack-latency.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(workdir)) {
-		workdir[0] = '\0';
-		die("mkdtemp: %s", strerror(errno));
-	}
-	/* Count before creating, so cleanup sees what was made if a later
-	 * step fails. */
-	if (o->perfgate) {
-		ntools++;
-		tool_init(&tools[ntools - 1], "perfgate", o->perfgate, NULL,
-			  o->n);
-	}
-	if (o->perf) {
-		ntools++;
-		tool_init(&tools[ntools - 1], "perf", o->perf, "stat", o->n);
-	}
-	if (o->floor) {
-		ntools++;
-		tool_init(&tools[ntools - 1], "floor", NULL, NULL, o->n);
-	}
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	/* A tool that dies must show up as EPIPE on our write, with its
-	 * log, not as a silent death of the benchmark. */
-	signal(SIGPIPE, SIG_IGN);
+	bench_make_workdir();
+	if (o->perfgate)
+		tool_init(&tools[ntools++], "perfgate", o->perfgate, NULL, o->n);
+	if (o->perf)
+		tool_init(&tools[ntools++], "perf", o->perf, "stat", o->n);
+	if (o->floor)
+		tool_init(&tools[ntools++], "floor", NULL, NULL, o->n);
 }
 
 static void usage(FILE *out)
@@ -800,51 +353,6 @@ static void usage(FILE *out)
 "  -h, --help\n");
 }
 
-static long parse_count(const char *arg, const char *what, long min)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || *end || v < min)
-		die("bad %s: '%s' (an integer >= %ld)", what, arg, min);
-	return v;
-}
-
-/* After -c: the modes refer to it. */
-static void parse_sched(const char *list, struct options *o)
-{
-	int next_cpu = (o->cpu + 1) % sysconf(_SC_NPROCESSORS_ONLN);
-	char *copy = strdup(list), *save = NULL;
-
-	for (char *w = strtok_r(copy, ",", &save); w;
-	     w = strtok_r(NULL, ",", &save)) {
-		struct sched_mode *m = &o->modes[o->nmodes];
-
-		if (o->nmodes == 3)
-			die("--sched: at most 3 modes");
-		if (!strcmp(w, "default"))
-			*m = (struct sched_mode){ "default", -1, -1 };
-		else if (!strcmp(w, "pinned"))
-			*m = (struct sched_mode){ "", o->cpu, o->cpu };
-		else if (!strcmp(w, "split"))
-			*m = (struct sched_mode){ "", o->cpu, next_cpu };
-		else
-			die("bad --sched mode '%s': default, pinned or split", w);
-		if (m->client_cpu == m->tool_cpu && m->tool_cpu >= 0)
-			snprintf(m->label, sizeof(m->label), "pinned (cpu %d)",
-				 m->tool_cpu);
-		else if (m->tool_cpu >= 0)
-			snprintf(m->label, sizeof(m->label), "split (cpu %d/%d)",
-				 m->client_cpu, m->tool_cpu);
-		o->nmodes++;
-	}
-	free(copy);
-	if (o->nmodes == 0)
-		die("--sched: no mode given");
-}
-
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -869,11 +377,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "n:w:b:c:s:t:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'n': o->n = parse_count(optarg, "count", 1); break;
-		case 'w': o->warmup = parse_count(optarg, "warmup", 1); break;
-		case 'b': o->block = parse_count(optarg, "block", 1); break;
-		case 'c': o->cpu = parse_count(optarg, "cpu", 0); break;
-		case 't': o->timeout_ms = parse_count(optarg, "timeout", 1);
+		case 'n': o->n = bench_parse_count(optarg, "count", 1); break;
+		case 'w': o->warmup = bench_parse_count(optarg, "warmup", 1); break;
+		case 'b': o->block = bench_parse_count(optarg, "block", 1); break;
+		case 'c': o->cpu = bench_parse_count(optarg, "cpu", 0); break;
+		case 't': o->timeout_ms = bench_parse_count(optarg, "timeout", 1);
 			  break;
 		case 's': sched = optarg; break;
 		case 'P': o->perf = *optarg ? optarg : NULL; break;
@@ -884,24 +392,20 @@ static void parse_options(int argc, char **argv, struct options *o)
 		}
 	}
 	if (optind < argc)
-		die("unexpected argument '%s'", argv[optind]);
+		bench_die("unexpected argument '%s'", argv[optind]);
 	if (!o->perf && !o->perfgate)
-		die("nothing to measure: no perf and no perfgate");
-	parse_sched(sched, o);
+		bench_die("nothing to measure: no perf and no perfgate");
+	o->nmodes = bench_parse_sched(sched, o->cpu, o->modes, 3);
 }
 
 static void print_setup(const struct options *o)
 {
-	struct utsname u;
-
-	uname(&u);
-	printf("ack-latency: Linux %s, %ld CPUs online\n", u.release,
-	       sysconf(_SC_NPROCESSORS_ONLN));
+	bench_print_machine();
 	printf("  %ld measured commands per tool and mode (enable/disable in "
 	       "turn), %ld warm-up,\n  tools alternating every %ld commands\n",
 	       o->n, o->warmup, o->block);
 	for (int i = 0; i < ntools; i++)
-		printf("  %-8s  %s\n", tools[i].name,
+		printf("  %-8s  %s\n", tools[i].a.name,
 		       tools[i].path ? tools[i].path : "(built in: poll, read, write)");
 	printf("\n");
 	print_header();
@@ -913,12 +417,12 @@ int main(int argc, char **argv)
 	struct options o;
 
 	parse_options(argc, argv, &o);
-	install_signals();
-	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* see tool_stop */
+	bench_install_signals();
+	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* see bench_agent_stop */
 	setup_tools(&o);
 	print_setup(&o);
 	for (int i = 0; i < o.nmodes; i++)
 		run_mode(&o, &o.modes[i]);
-	cleanup_files();
+	bench_cleanup_files();
 	return 0;
 }
