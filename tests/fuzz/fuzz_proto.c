@@ -70,7 +70,11 @@ static void reply(const char *text, bool ok, size_t small_cap)
 
 	n = ctl_reply_format(out, sizeof(out), ok, text);
 	check_reply(out, n, ok);
-	/* A reply too big for its buffer is cut or refused, never malformed. */
+	/* A reply too big for its buffer is cut or refused, never malformed.
+	 * (The formatter trusts cap up to CTL_REPLY_LONG_MAX: never more
+	 * than the buffer really has.) */
+	if (small_cap > sizeof(out))
+		small_cap = sizeof(out);
 	n = ctl_reply_format(out, small_cap, ok, text);
 	CHECK(n <= small_cap);
 	CHECK(n > 0 || small_cap < 7 || (ok && small_cap < 5));
