@@ -409,11 +409,10 @@ void range_account_record(struct range_account *acct, const struct range_record 
 	struct thread_state *t;
 	struct range_state *st;
 	uint64_t *last;
-	size_t own = rec->kind == RANGE_RECORD_SAMPLE && rec->member >= 0 ?
-		     (size_t)rec->member : acct->nr_members;
+	size_t own = rec->member >= 0 ? (size_t)rec->member : acct->nr_members;
 	bool own_hit = false, spans_loss;
 
-	if (rec->cpu >= acct->nr_cpus || rec->kind != RANGE_RECORD_SAMPLE)
+	if (rec->cpu >= acct->nr_cpus)
 		return;
 	t = thread_get(acct, rec->tid, rec->root);
 	last = last_of(acct, t, rec->cpu);

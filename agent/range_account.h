@@ -51,12 +51,8 @@ struct range_view_def {
 	unsigned leaf_base;
 };
 
-enum range_record_kind {
-	RANGE_RECORD_SAMPLE,	/* a trigger hit, a context switch, a thread's exit */
-};
-
+/* A record: a trigger hit, a context switch or a thread's exit. */
 struct range_record {
-	enum range_record_kind kind;
 	uint64_t time;
 	uint32_t tid;
 	uint32_t cpu;

@@ -48,7 +48,6 @@ int perf_evsel__apply_filter(struct perf_evsel *evsel, const char *filter);
 struct pending {
 	bool lost;		/* a PERF_RECORD_LOST: how many in lost_count */
 	uint64_t lost_count;
-	enum range_record_kind kind;
 	uint64_t time;
 	uint32_t tid, cpu;
 	unsigned root;
@@ -434,7 +433,6 @@ static void decode_sample(struct range_groups *g, const union perf_event *ev)
 	struct pending *rec = pending_add(g);
 
 	rec->lost = false;
-	rec->kind = RANGE_RECORD_SAMPLE;
 	rec->tid = (uint32_t)(p[1] >> 32);
 	rec->time = p[2];
 	rec->cpu = (uint32_t)p[3];
@@ -452,7 +450,6 @@ static void decode_lost(struct range_groups *g, const union perf_event *ev, uint
 
 	g->lost += ev->lost.lost;
 	rec = pending_add(g);
-	rec->kind = RANGE_RECORD_SAMPLE;
 	rec->tid = 0;
 	rec->root = 0;
 	rec->lost = true;
@@ -558,7 +555,7 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 	qsort(g->pending, g->nr_pending, sizeof(*g->pending), pending_by_time);
 	for (; done < g->nr_pending && g->pending[done].time <= cutoff; done++) {
 		const struct pending *p = &g->pending[done];
-		struct range_record rec = { p->kind, p->time, p->tid, p->cpu, p->root, p->member,
+		struct range_record rec = { p->time, p->tid, p->cpu, p->root, p->member,
 					    p->lost ? NULL : g->pool + p->values };
 
 		if (p->lost)

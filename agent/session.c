@@ -335,7 +335,6 @@ int session_start(struct session *s)
 
 void session_end(struct session *s, int sig)
 {
-	s->ended_early = true;
 	if (sig && !s->exit_signal)
 		s->exit_signal = sig;
 	clock_gettime(CLOCK_MONOTONIC, &s->ended);

@@ -61,7 +61,6 @@ struct session {
 	struct timespec started, ended;
 	long intervals_done;
 	int exit_signal;		/* SIGINT/SIGTERM that ended the run, or 0 */
-	bool ended_early;		/* stop, signal or --interval-count */
 };
 
 /* Resolve events and open the report output. */

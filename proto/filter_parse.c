@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "proto/scan.h"
+#include "proto/text_out.h"
 
 /* The kernel's limits: MAX_FILTER_STR_VAL and its 24-byte number buffer. */
 #define FILTER_STR_MAX 255
@@ -688,27 +689,6 @@ bool filter_equal(const struct filter_node *a, const struct filter_node *b)
 
 /* ---- printing ----------------------------------------------------------------- */
 
-struct out {
-	char *buf;
-	size_t cap;
-	size_t len;
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-	if (o->len < o->cap) {
-		size_t room = o->cap - o->len;
-
-		memcpy(o->buf + o->len, s, n < room ? n : room);
-	}
-	o->len += n;
-}
-
-static void puts_(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
-
 static int prec(enum filter_kind kind)
 {
 	switch (kind) {
@@ -720,60 +700,60 @@ static int prec(enum filter_kind kind)
 	return 4;
 }
 
-static void format_node(struct out *o, const struct filter_node *n, unsigned flags);
+static void format_node(struct text_out *o, const struct filter_node *n, unsigned flags);
 
 /* Parentheses keep both precedence and the tree's shape ("(a && b) && c"). */
-static void format_child(struct out *o, const struct filter_node *child, int parent_prec,
+static void format_child(struct text_out *o, const struct filter_node *child, int parent_prec,
 			 unsigned flags)
 {
 	bool parens = (child->kind == FILTER_AND || child->kind == FILTER_OR) &&
 		      prec(child->kind) <= parent_prec;
 
 	if (parens)
-		puts_(o, "(");
+		text_out_puts(o, "(");
 	format_node(o, child, flags);
 	if (parens)
-		puts_(o, ")");
+		text_out_puts(o, ")");
 }
 
-static void format_pred(struct out *o, const struct filter_pred *pred, unsigned flags)
+static void format_pred(struct text_out *o, const struct filter_pred *pred, unsigned flags)
 {
 	bool quote_word = (flags & FILTER_FORMAT_KERNEL) &&
 			  pred->suffix != FILTER_SUFFIX_FUNCTION;
 
-	puts_(o, pred->field);
+	text_out_puts(o, pred->field);
 	if (pred->suffix == FILTER_SUFFIX_FUNCTION)
-		puts_(o, ".function");
+		text_out_puts(o, ".function");
 	else if (pred->suffix == FILTER_SUFFIX_USTRING)
-		puts_(o, ".ustring");
-	puts_(o, " ");
-	puts_(o, filter_op_name(pred->op));
-	puts_(o, " ");
+		text_out_puts(o, ".ustring");
+	text_out_puts(o, " ");
+	text_out_puts(o, filter_op_name(pred->op));
+	text_out_puts(o, " ");
 	switch (pred->value_kind) {
 	case FILTER_VALUE_STRING:
-		put(o, &pred->quote, 1);
-		puts_(o, pred->value);
-		put(o, &pred->quote, 1);
+		text_out_put(o, &pred->quote, 1);
+		text_out_puts(o, pred->value);
+		text_out_put(o, &pred->quote, 1);
 		break;
 	case FILTER_VALUE_CPUS:
-		puts_(o, "CPUS{");
-		puts_(o, pred->value);
-		puts_(o, "}");
+		text_out_puts(o, "CPUS{");
+		text_out_puts(o, pred->value);
+		text_out_puts(o, "}");
 		break;
 	case FILTER_VALUE_WORD:
 		if (quote_word)
-			puts_(o, "\"");
-		puts_(o, pred->value);
+			text_out_puts(o, "\"");
+		text_out_puts(o, pred->value);
 		if (quote_word)
-			puts_(o, "\"");
+			text_out_puts(o, "\"");
 		break;
 	case FILTER_VALUE_NUMBER:
-		puts_(o, pred->value);
+		text_out_puts(o, pred->value);
 		break;
 	}
 }
 
-static void format_node(struct out *o, const struct filter_node *n, unsigned flags)
+static void format_node(struct text_out *o, const struct filter_node *n, unsigned flags)
 {
 	switch (n->kind) {
 	case FILTER_PRED:
@@ -783,11 +763,11 @@ static void format_node(struct out *o, const struct filter_node *n, unsigned fla
 		/* "!(a == 1)", not "!a == 1", which reads like C's (!a) == 1
 		 * (though the kernel, like this parser, negates the predicate). */
 		if (n->children[0]->kind == FILTER_PRED) {
-			puts_(o, "!(");
+			text_out_puts(o, "!(");
 			format_pred(o, &n->children[0]->pred, flags);
-			puts_(o, ")");
+			text_out_puts(o, ")");
 		} else {
-			puts_(o, "!");
+			text_out_puts(o, "!");
 			format_child(o, n->children[0], prec(n->kind), flags);
 		}
 		break;
@@ -795,7 +775,7 @@ static void format_node(struct out *o, const struct filter_node *n, unsigned fla
 	case FILTER_OR:
 		for (size_t i = 0; i < n->nchildren; i++) {
 			if (i)
-				puts_(o, n->kind == FILTER_AND ? " && " : " || ");
+				text_out_puts(o, n->kind == FILTER_AND ? " && " : " || ");
 			format_child(o, n->children[i], prec(n->kind), flags);
 		}
 		break;
@@ -804,11 +784,9 @@ static void format_node(struct out *o, const struct filter_node *n, unsigned fla
 
 size_t filter_format(const struct filter_node *node, unsigned flags, char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0 };
+	struct text_out o = { buf, cap, 0 };
 
 	if (node)
 		format_node(&o, node, flags);
-	if (cap > 0)
-		buf[o.len < cap ? o.len : cap - 1] = '\0';
-	return o.len;
+	return text_out_end(&o);
 }

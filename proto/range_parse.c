@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "proto/scan.h"
+#include "proto/text_out.h"
 
 /* The spec as the parser builds it: the public part and every node. */
 struct spec_impl {
@@ -623,51 +624,18 @@ bool range_gate_eval(const struct range_gate *gate, const bool *open)
 
 /* ---- printing ---------------------------------------------------------------------- */
 
-struct out {
-	char *buf;
-	size_t cap;
-	size_t len;
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-	if (o->len < o->cap) {
-		size_t room = o->cap - o->len;
-
-		memcpy(o->buf + o->len, s, n < room ? n : room);
-	}
-	o->len += n;
-}
-
-static void puts_(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
-
-static void put_char(struct out *o, char c)
-{
-	put(o, &c, 1);
-}
-
-static size_t out_end(struct out *o)
-{
-	if (o->cap > 0)
-		o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
-	return o->len;
-}
-
-static void put_trigger(struct out *o, const struct range_trigger *t)
+static void put_trigger(struct text_out *o, const struct range_trigger *t)
 {
 	size_t room;
 
-	puts_(o, t->tracepoint);
+	text_out_puts(o, t->tracepoint);
 	if (!t->filter)
 		return;
-	puts_(o, "(");
+	text_out_puts(o, "(");
 	room = o->len < o->cap ? o->cap - o->len : 0;
 	o->len += filter_format(t->filter, FILTER_FORMAT_CANONICAL,
 				room ? o->buf + o->len : NULL, room);
-	puts_(o, ")");
+	text_out_puts(o, ")");
 }
 
 static int prec(enum range_gate_kind kind)
@@ -681,40 +649,40 @@ static int prec(enum range_gate_kind kind)
 	return 4;
 }
 
-static void put_gate(struct out *o, const struct range_gate *g);
+static void put_gate(struct text_out *o, const struct range_gate *g);
 
 /* Parentheses keep both precedence and the tree's shape ("(a && b) && c"). */
-static void put_child(struct out *o, const struct range_gate *child, int parent_prec)
+static void put_child(struct text_out *o, const struct range_gate *child, int parent_prec)
 {
 	bool parens = (child->kind == RANGE_GATE_AND || child->kind == RANGE_GATE_OR) &&
 		      prec(child->kind) <= parent_prec;
 
 	if (parens)
-		put_char(o, '(');
+		text_out_char(o, '(');
 	put_gate(o, child);
 	if (parens)
-		put_char(o, ')');
+		text_out_char(o, ')');
 }
 
-static void put_gate(struct out *o, const struct range_gate *g)
+static void put_gate(struct text_out *o, const struct range_gate *g)
 {
 	switch (g->kind) {
 	case RANGE_GATE_RANGE:
 		if (g->starter)
 			put_trigger(o, g->starter);
-		puts_(o, "..");
+		text_out_puts(o, "..");
 		if (g->stopper)
 			put_trigger(o, g->stopper);
 		break;
 	case RANGE_GATE_NOT:
-		put_char(o, '!');
+		text_out_char(o, '!');
 		put_child(o, g->children[0], prec(g->kind));
 		break;
 	case RANGE_GATE_AND:
 	case RANGE_GATE_OR:
 		for (size_t i = 0; i < g->nchildren; i++) {
 			if (i)
-				puts_(o, g->kind == RANGE_GATE_AND ? " && " : " || ");
+				text_out_puts(o, g->kind == RANGE_GATE_AND ? " && " : " || ");
 			put_child(o, g->children[i], prec(g->kind));
 		}
 		break;
@@ -723,78 +691,78 @@ static void put_gate(struct out *o, const struct range_gate *g)
 
 size_t range_gate_format(const struct range_gate *gate, char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0 };
+	struct text_out o = { buf, cap, 0 };
 
 	if (gate)
 		put_gate(&o, gate);
-	return out_end(&o);
+	return text_out_end(&o);
 }
 
 size_t range_spec_format(const struct range_spec *spec, char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0 };
+	struct text_out o = { buf, cap, 0 };
 
 	if (spec->nevents != 1)
-		put_char(&o, '(');
+		text_out_char(&o, '(');
 	for (size_t i = 0; i < spec->nevents; i++) {
 		if (i)
-			put_char(&o, ',');
-		puts_(&o, spec->events[i].name);
+			text_out_char(&o, ',');
+		text_out_puts(&o, spec->events[i].name);
 	}
 	if (spec->nevents != 1)
-		put_char(&o, ')');
+		text_out_char(&o, ')');
 	if (spec->gate) {
-		put_char(&o, '@');
+		text_out_char(&o, '@');
 		put_gate(&o, spec->gate);
 	}
-	return out_end(&o);
+	return text_out_end(&o);
 }
 
 /* ---- error messages ------------------------------------------------------------------ */
 
 /* The spec as it can be shown on one terminal line, byte for byte. */
-static void put_shown(struct out *o, const char *text, size_t from, size_t to)
+static void put_shown(struct text_out *o, const char *text, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++) {
 		unsigned char c = (unsigned char)text[i];
 
 		if (scan_is_space(c))
-			put_char(o, ' ');
+			text_out_char(o, ' ');
 		else if (c < 0x20 || c == 0x7f)
-			put_char(o, '?');
+			text_out_char(o, '?');
 		else
-			put_char(o, (char)c);
+			text_out_char(o, (char)c);
 	}
 }
 
 size_t range_error_format(const char *text, size_t len, const struct range_error *err,
 			  char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0 };
+	struct text_out o = { buf, cap, 0 };
 	size_t at = err->offset < len ? err->offset : len;
 
 	put_shown(&o, text, 0, len);
-	put_char(&o, '\n');
+	text_out_char(&o, '\n');
 	for (size_t i = 0; i < at; i++)
 		if (((unsigned char)text[i] & 0xc0) != 0x80)	/* not a UTF-8 continuation */
-			put_char(&o, ' ');
-	puts_(&o, "^ ");
-	puts_(&o, err->reason);
-	return out_end(&o);
+			text_out_char(&o, ' ');
+	text_out_puts(&o, "^ ");
+	text_out_puts(&o, err->reason);
+	return text_out_end(&o);
 }
 
 size_t range_error_format_line(const char *text, size_t len, const struct range_error *err,
 			       char *buf, size_t cap)
 {
-	struct out o = { buf, cap, 0 };
+	struct text_out o = { buf, cap, 0 };
 	size_t at = err->offset < len ? err->offset : len;
 	char n[32];
 
-	puts_(&o, err->reason);
+	text_out_puts(&o, err->reason);
 	snprintf(n, sizeof(n), " at byte %zu: ", at);
-	puts_(&o, n);
+	text_out_puts(&o, n);
 	put_shown(&o, text, 0, at);
-	puts_(&o, "<HERE>");
+	text_out_puts(&o, "<HERE>");
 	put_shown(&o, text, at, len);
-	return out_end(&o);
+	return text_out_end(&o);
 }

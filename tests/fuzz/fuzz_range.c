@@ -22,7 +22,8 @@
  * checks.
  *
  * Build: clang -g -O1 -I. -fsanitize=fuzzer,address,undefined -o fuzz_range \
- *        tests/fuzz/fuzz_range.c proto/range_parse.c proto/filter_parse.c proto/scan.c
+ *        tests/fuzz/fuzz_range.c proto/range_parse.c proto/filter_parse.c proto/scan.c \
+ *        proto/text_out.c
  */
 #include "proto/range_parse.h"
 

@@ -23,11 +23,11 @@ static struct range_gate not0 = { .kind = RANGE_GATE_NOT, .nchildren = 1, .child
 /* Views: 0 = E@S..T, 1 = E@!(S..T). */
 static struct range_view_def views[2] = { { &leaf0, 0 }, { &not0, 0 } };
 
-static void rec(struct range_account *a, enum range_record_kind kind, uint32_t tid,
-		uint32_t cpu, int member, uint64_t s, uint64_t t, uint64_t e)
+static void rec(struct range_account *a, uint32_t tid, uint32_t cpu, int member, uint64_t s,
+		uint64_t t, uint64_t e)
 {
 	uint64_t values[NM] = { 0, s, t, e };
-	struct range_record r = { kind, 0, tid, cpu, 0, member, values };
+	struct range_record r = { 0, tid, cpu, 0, member, values };
 
 	range_account_record(a, &r);
 }
@@ -36,9 +36,9 @@ static void test_simple_range(void)
 {
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 2, 0);
 
-	rec(a, RANGE_RECORD_SAMPLE, 10, 0, S, 1, 0, 3);		/* 3 E before S */
-	rec(a, RANGE_RECORD_SAMPLE, 10, 0, T, 1, 1, 8);		/* 5 E inside */
-	rec(a, RANGE_RECORD_SAMPLE, 10, 0, SW, 1, 1, 15);	/* 7 E after */
+	rec(a, 10, 0, S, 1, 0, 3);		/* 3 E before S */
+	rec(a, 10, 0, T, 1, 1, 8);		/* 5 E inside */
+	rec(a, 10, 0, SW, 1, 1, 15);	/* 7 E after */
 	is_int(range_account_value(a, 0, E), 5, "E inside S..T is the 5 between them");
 	is_int(range_account_value(a, 1, E), 10, "E outside is the 3 before and 7 after");
 	range_account_free(a);
@@ -48,9 +48,9 @@ static void test_migration(void)
 {
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 2, 0);
 
-	rec(a, RANGE_RECORD_SAMPLE, 10, 0, S, 1, 0, 2);		/* opens on CPU 0 */
-	rec(a, RANGE_RECORD_SAMPLE, 10, 0, SW, 1, 0, 6);	/* switch out of CPU 0: 4 inside */
-	rec(a, RANGE_RECORD_SAMPLE, 10, 1, T, 0, 1, 3);		/* closes on CPU 1: 3 more */
+	rec(a, 10, 0, S, 1, 0, 2);		/* opens on CPU 0 */
+	rec(a, 10, 0, SW, 1, 0, 6);	/* switch out of CPU 0: 4 inside */
+	rec(a, 10, 1, T, 0, 1, 3);		/* closes on CPU 1: 3 more */
 	is_int(range_account_value(a, 0, E), 7, "deltas on both CPUs of a migrated thread count");
 	is_int(range_account_value(a, 1, E), 2, "only the 2 before S are outside");
 	range_account_free(a);
@@ -60,13 +60,13 @@ static void test_nesting_and_threads(void)
 {
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
 
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 0);
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 0, 1);		/* nested: depth 2 */
-	rec(a, RANGE_RECORD_SAMPLE, 2, 0, SW, 0, 0, 50);	/* another thread, outside */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 2, 1, 3);		/* depth 1: still open */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 2, 1, 4);
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 2, 2, 6);		/* closes */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 2, 2, 9);
+	rec(a, 1, 0, S, 1, 0, 0);
+	rec(a, 1, 0, S, 2, 0, 1);		/* nested: depth 2 */
+	rec(a, 2, 0, SW, 0, 0, 50);	/* another thread, outside */
+	rec(a, 1, 0, T, 2, 1, 3);		/* depth 1: still open */
+	rec(a, 1, 0, SW, 2, 1, 4);
+	rec(a, 1, 0, T, 2, 2, 6);		/* closes */
+	rec(a, 1, 0, SW, 2, 2, 9);
 	is_int(range_account_value(a, 0, E), 6, "nested starters keep the range open to the last stopper");
 	is_int(range_account_value(a, 1, E), 53, "the other thread's work and the tail are outside");
 	range_account_free(a);
@@ -79,8 +79,8 @@ static void test_own_hit_order(void)
 					{ .stops = 1, .counted = true } };
 	struct range_account *a = range_account_new(self, 3, &leaf_st, 1, views, 2, 1, 0);
 	uint64_t v1[3] = { 0, 1, 0 }, v2[3] = { 0, 1, 1 };
-	struct range_record r1 = { RANGE_RECORD_SAMPLE, 0, 1, 0, 0, 1, v1 };
-	struct range_record r2 = { RANGE_RECORD_SAMPLE, 0, 1, 0, 0, 2, v2 };
+	struct range_record r1 = { 0, 1, 0, 0, 1, v1 };
+	struct range_record r2 = { 0, 1, 0, 0, 2, v2 };
 
 	range_account_record(a, &r1);
 	range_account_record(a, &r2);
@@ -96,17 +96,17 @@ static void test_open_ends(void)
 	struct range_leaf open_start = { false, true }, open_end = { true, false };
 	struct range_account *a = range_account_new(members, NM, &open_start, 1, views, 2, 1, 0);
 
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 0, 0, 4);		/* open from the start */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 0, 1, 6);		/* ..T closes */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 0, 2, 9);		/* stays closed */
+	rec(a, 1, 0, SW, 0, 0, 4);		/* open from the start */
+	rec(a, 1, 0, T, 0, 1, 6);		/* ..T closes */
+	rec(a, 1, 0, T, 0, 2, 9);		/* stays closed */
 	is_int(range_account_value(a, 0, E), 6, "..T counts from the start to the first T");
 	range_account_free(a);
 
 	a = range_account_new(members, NM, &open_end, 1, views, 2, 1, 0);
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 0, 0, 4);
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 6);		/* S.. opens for good */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 0, 7);
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 2, 0, 10);
+	rec(a, 1, 0, SW, 0, 0, 4);
+	rec(a, 1, 0, S, 1, 0, 6);		/* S.. opens for good */
+	rec(a, 1, 0, S, 2, 0, 7);
+	rec(a, 1, 0, SW, 2, 0, 10);
 	is_int(range_account_value(a, 0, E), 4, "S.. counts from the first S to the end");
 	is_int(range_account_value(a, 1, E), 6, "what came before the first S is outside");
 	range_account_free(a);
@@ -117,10 +117,10 @@ static void test_finish_and_tid_reuse(void)
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
 	uint64_t totals[NM] = { 0, 2, 0, 40 };	/* every trigger hit has its record */
 
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 1);		/* root opens */
-	rec(a, RANGE_RECORD_SAMPLE, 2, 0, S, 1, 0, 2);		/* child opens */
-	rec(a, RANGE_RECORD_SAMPLE, 2, 0, SW, 1, 0, 12);	/* child: 10 inside, exits */
-	rec(a, RANGE_RECORD_SAMPLE, 2, 0, SW, 0, 0, 5);		/* values went back: tid reused */
+	rec(a, 1, 0, S, 1, 0, 1);		/* root opens */
+	rec(a, 2, 0, S, 1, 0, 2);		/* child opens */
+	rec(a, 2, 0, SW, 1, 0, 12);	/* child: 10 inside, exits */
+	rec(a, 2, 0, SW, 0, 0, 5);		/* values went back: tid reused */
 	is_int(range_account_value(a, 1, E), 1 + 2 + 5, "a reused tid starts over, outside");
 	/* The root's tail no record shows: 40 - (root 1 + dead child 12 +
 	 * new thread 5) = 22, under the root's last state (open). */
@@ -137,13 +137,13 @@ static void test_loss_drops_whole_stretches(void)
 {
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
 
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 1);		/* 1 outside, R opens */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 1, 0, 5);		/* 4 inside, pending */
+	rec(a, 1, 0, S, 1, 0, 1);		/* 1 outside, R opens */
+	rec(a, 1, 0, SW, 1, 0, 5);		/* 4 inside, pending */
 	range_account_mark_lost(a, 3, 0);
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 1, 1, 9);		/* spans the loss: dropped */
+	rec(a, 1, 0, T, 1, 1, 9);		/* spans the loss: dropped */
 	is_int(range_account_value(a, 0, E), 0, "the range the loss fell in is dropped whole");
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 1, 10);		/* 1 outside, R opens */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 2, 2, 13);		/* 3 inside */
+	rec(a, 1, 0, S, 2, 1, 10);		/* 1 outside, R opens */
+	rec(a, 1, 0, T, 2, 2, 13);		/* 3 inside */
 	is_int(range_account_value(a, 0, E), 3, "the next range counts whole");
 	is_int(range_account_value(a, 1, E), 2, "outside: the stretches before each S");
 	is_int(range_account_lost(a), 3, "the loss is counted");
@@ -155,12 +155,12 @@ static void test_loss_resyncs_depth(void)
 {
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
 
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 0, 0, 2);		/* 2 outside */
+	rec(a, 1, 0, SW, 0, 0, 2);		/* 2 outside */
 	range_account_mark_lost(a, 1, 0);			/* S's record lost here */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 1, 0, 6);		/* spans: dropped; S seen */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 1, 1, 8);		/* closes a tainted stretch */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 2, 1, 9);
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, T, 2, 2, 14);
+	rec(a, 1, 0, SW, 1, 0, 6);		/* spans: dropped; S seen */
+	rec(a, 1, 0, T, 1, 1, 8);		/* closes a tainted stretch */
+	rec(a, 1, 0, S, 2, 1, 9);
+	rec(a, 1, 0, T, 2, 2, 14);
 	is_int(range_account_value(a, 0, E), 5, "only the range after the loss counts, whole");
 	range_account_free(a);
 }
@@ -173,8 +173,8 @@ static void test_trailing_loss(void)
 	struct range_account *a = range_account_new(members, NM, &leaf_st, 1, views, 2, 1, 0);
 	uint64_t totals[NM] = { 0, 1, 1, 9 };
 
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, S, 1, 0, 2);		/* R opens */
-	rec(a, RANGE_RECORD_SAMPLE, 1, 0, SW, 1, 0, 5);		/* 3 pending inside */
+	rec(a, 1, 0, S, 1, 0, 2);		/* R opens */
+	rec(a, 1, 0, SW, 1, 0, 5);		/* 3 pending inside */
 	range_account_finish_root(a, 0, 1, totals);		/* T hit, record gone */
 	ok(range_account_lost(a) > 0, "a trigger hit without its record is a loss");
 	is_int(range_account_value(a, 0, E), 0, "the stretch it ends is dropped, not counted short");
