@@ -10,7 +10,7 @@
 
 #include "agent/counter.h"
 #include "agent/log.h"
-#include "agent/range_set.h"
+#include "agent/ranges/range_set.h"
 
 /*
  * libperf.a exports this but declares it only in an internal header that

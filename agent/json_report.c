@@ -9,7 +9,7 @@
 
 #include "agent/json_report.h"
 #include "agent/log.h"
-#include "agent/range_set.h"
+#include "agent/ranges/range_set.h"
 #include "agent/session.h"
 
 /* {"event": count, ...}; null for an event the machine lacks. */

@@ -7,7 +7,7 @@
 #include <perf/threadmap.h>
 
 #include "agent/log.h"
-#include "agent/range_set.h"
+#include "agent/ranges/range_set.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
 #include "agent/target.h"

@@ -7,7 +7,7 @@
 #include <sys/time.h>
 
 #include "agent/session.h"
-#include "agent/range_set.h"
+#include "agent/ranges/range_set.h"
 #include "agent/session_ranges.h"
 #include "agent/session_rows.h"
 

@@ -4,7 +4,7 @@
  * group counts).  Members here: 0 = context-switch sampler, 1 = starter S,
  * 2 = stopper T, 3 = a counted event E.
  */
-#include "agent/range_account.h"
+#include "agent/ranges/range_account.h"
 #include "tests/unit/tap.h"
 
 enum { SW, S, T, E, NM };

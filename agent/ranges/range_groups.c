@@ -19,8 +19,8 @@
 #include <perf/threadmap.h>
 
 #include "agent/log.h"
-#include "agent/range_account.h"
-#include "agent/range_groups.h"
+#include "agent/ranges/range_account.h"
+#include "agent/ranges/range_groups.h"
 
 /* See counter.c: exported by libperf.a, declared in an internal header. */
 int perf_evsel__apply_filter(struct perf_evsel *evsel, const char *filter);

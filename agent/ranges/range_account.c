@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/range_account.h"
+#include "agent/ranges/range_account.h"
 
 /*
  * Which leaves are open, and how deep; and what the views open under this

@@ -9,7 +9,7 @@
 #include "agent/events.h"
 #include "agent/filter_check.h"
 #include "agent/log.h"
-#include "agent/range_set.h"
+#include "agent/ranges/range_set.h"
 
 static int set_error(struct range_set_error *err, size_t spec, size_t offset, const char *reason)
 {

@@ -22,8 +22,8 @@
 #include <sys/types.h>
 
 #include "agent/counter.h"
-#include "agent/range_account.h"
-#include "agent/range_groups.h"
+#include "agent/ranges/range_account.h"
+#include "agent/ranges/range_groups.h"
 #include "proto/range_parse.h"
 
 struct event_base;
