@@ -74,7 +74,7 @@ int counter_open(struct counter *c, const struct counter_target *target)
 
 	if (c->backing) {
 		c->users = 0;
-		c->supported = range_groups_supported(c->backing->groups, c->backing_member);
+		c->supported = range_set_member_supported(c->backing, c->backing_member);
 		return 0;
 	}
 	attr.disabled = 1;

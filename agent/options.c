@@ -27,6 +27,7 @@ enum {
 	OPT_APPEND,
 	OPT_JSON_FILE,
 	OPT_RANGE_SCOPE,
+	OPT_RANGE_BACKEND,
 	OPT_VERSION,
 };
 
@@ -52,6 +53,7 @@ static const struct option long_options[] = {
 	{ "json-file",		required_argument, NULL, OPT_JSON_FILE },
 	{ "mmap-pages",		required_argument, NULL, 'm' },
 	{ "range-scope",	required_argument, NULL, OPT_RANGE_SCOPE },
+	{ "range-backend",	required_argument, NULL, OPT_RANGE_BACKEND },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -80,9 +82,11 @@ static const char usage_text[] =
 "      --append               append to the -o file\n"
 "      --log-fd N             write the report to file descriptor N\n"
 "      --json-file FILE       also write the whole run as one JSON document\n"
-"  -m, --mmap-pages PAGES     ring-buffer pages per CPU for ranges (power of 2; 1024)\n"
+"  -m, --mmap-pages PAGES     ring-buffer pages per CPU for the sample backend (1024)\n"
 "      --range-scope thread|cpu  range state per thread or per CPU (default: per CPU\n"
 "                             when every trigger fires in irq/timer context)\n"
+"      --range-backend bpf|sample  count ranges in BPF, or from trigger samples\n"
+"                             (default: BPF, falling back to samples with a note)\n"
 "  -h, --help                 this text\n"
 "\n"
 "See perfgate(1) and docs/protocol.md for the control protocol.\n";
@@ -252,6 +256,19 @@ static int parse_range_scope(struct options *opts, const char *arg)
 	return 0;
 }
 
+/* Where ranges are counted; without the option, in BPF when the kernel
+ * allows it and the set fits, else from samples (perfgate-ranges(7)). */
+static int parse_range_backend(struct options *opts, const char *arg)
+{
+	if (strcmp(arg, "bpf") == 0)
+		opts->range_backend = 1;
+	else if (strcmp(arg, "sample") == 0)
+		opts->range_backend = 2;
+	else
+		return bad_value("--range-backend", arg, 0, "expected 'bpf' or 'sample'");
+	return 0;
+}
+
 static int check_separator(const char *sep)
 {
 	if (*sep == '\0') {
@@ -286,6 +303,7 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_JSON_FILE: free(opts->json_file); opts->json_file = strdup(arg); return 0;
 	case 'm': return parse_pages(opts, arg);
 	case OPT_RANGE_SCOPE: return parse_range_scope(opts, arg);
+	case OPT_RANGE_BACKEND: return parse_range_backend(opts, arg);
 	}
 	return -1;
 }

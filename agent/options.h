@@ -50,6 +50,7 @@ struct options {
 	char *json_file;	/* --json-file: the whole run as one JSON document */
 	int mmap_pages;		/* -m: ring-buffer data pages per CPU for ranges */
 	int range_scope;	/* --range-scope: 0 auto, 1 thread, 2 cpu */
+	int range_backend;	/* --range-backend: 0 auto, 1 bpf, 2 sample */
 
 	char **workload;	/* argv after the options, NULL-terminated */
 	int nr_workload;

@@ -92,6 +92,7 @@ static struct range_set_target target_of(const struct session *s, const pid_t *r
 		.cpu_wide = cpu_wide(s), .cpu_list = s->opts->cpu_list,
 		.scope = (enum range_scope)s->opts->range_scope,
 		.pages = s->opts->mmap_pages,
+		.backend = (enum range_backend)s->opts->range_backend,
 	};
 }
 
@@ -129,7 +130,7 @@ int session_ranges_open(struct session *s)
 	/* Ranges are not gated by the default window: with a workload they
 	 * count from its exec, whatever -D says. */
 	target = target_of(s, roots, nr_roots, s->has_workload);
-	rc = range_set_open(rs, &target, s->base);
+	rc = range_set_open(rs, &target, s->base, NULL, 0);
 	free(roots);
 	if (rc)
 		return -1;
@@ -140,22 +141,26 @@ int session_ranges_open(struct session *s)
 /* ---- run time ------------------------------------------------------------ */
 
 /* What a range loaded now must cover: every thread of the workload's
- * tree, or of the -p processes' trees, or the -t threads. */
-static void runtime_roots(struct session *s, struct tid_list *list)
+ * tree, or of the -p processes' trees (trees gets those processes), or
+ * the -t threads. */
+static void runtime_roots(struct session *s, struct tid_list *list, struct tid_list *trees)
 {
 	pid_t *startup = NULL;
 	size_t nr = 0;
 
 	if (s->has_workload) {
 		target_process_tree(list, s->workload.pid);
+		tid_list_add(trees, s->workload.pid);
 		return;
 	}
 	if (startup_roots(s, &startup, &nr) == 0) {
 		for (size_t i = 0; i < nr; i++) {
-			if (s->opts->pid_list)
+			if (s->opts->pid_list) {
 				target_process_tree(list, startup[i]);
-			else
+				tid_list_add(trees, startup[i]);
+			} else {
 				tid_list_add(list, startup[i]);
+			}
 		}
 	}
 	free(startup);
@@ -185,8 +190,9 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 	struct range_set_error err = { 0 };
 	struct range_error rerr = { 0 };
 	struct range_spec **specs;
-	struct tid_list roots = { 0 };
+	struct tid_list roots = { 0 }, trees = { 0 };
 	struct range_set_target target;
+	char why[512];
 	struct range_set *rs;
 	int rc;
 
@@ -207,12 +213,19 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 		return compile_error(text, err.offset, err.reason, reason, cap);
 	}
 	if (!cpu_wide(s))
-		runtime_roots(s, &roots);
+		runtime_roots(s, &roots, &trees);
 	target = target_of(s, roots.tids, roots.nr, false);
-	rc = cpu_wide(s) || roots.nr ? range_set_open(rs, &target, s->base) : -1;
+	target.trees = trees.nr > 0;
+	target.tree_roots = trees.tids;
+	target.nr_tree_roots = trees.nr;
+	why[0] = 0;
+	rc = cpu_wide(s) || roots.nr ? range_set_open(rs, &target, s->base, why, sizeof(why)) : -1;
 	free(roots.tids);
+	free(trees.tids);
 	if (rc) {
 		range_set_free(rs);
+		if (why[0])
+			return snprintf(reason, cap, "cannot open range '%s': %s", name, why), -1;
 		return snprintf(reason, cap, "cannot open range '%s' (see the agent's log)", name), -1;
 	}
 	add_set(s, rs);

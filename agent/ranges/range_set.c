@@ -9,6 +9,7 @@
 #include "agent/events.h"
 #include "agent/filter_check.h"
 #include "agent/log.h"
+#include "agent/ranges/range_bpf.h"
 #include "agent/ranges/range_set.h"
 
 static int set_error(struct range_set_error *err, size_t spec, size_t offset, const char *reason)
@@ -32,17 +33,25 @@ static bool same_event(const struct event_def *a, const char *a_filter,
 	return strcmp(a_filter, b_filter) == 0;
 }
 
-/* The member for def (+ filter), added when new; takes def and filter. */
-static size_t member_for(struct range_set *rs, struct event_def *def, char *filter, bool samples)
+/* The member for def (+ filter), added when new; takes def and filter.
+ * trigger: the range trigger it is for, or NULL (a counted event). */
+static size_t member_for(struct range_set *rs, struct event_def *def, char *filter,
+			 const struct range_trigger *trigger)
 {
+	bool samples = trigger != NULL;
+
 	for (size_t i = 0; i < rs->nr_events; i++) {
 		if (same_event(&rs->defs[i], rs->defs[i].filter, def, filter)) {
 			rs->events[i].samples |= samples;
+			if (!rs->trigger_of[i])
+				rs->trigger_of[i] = trigger;
 			events_def_free(def);
 			free(filter);
 			return i + 1;
 		}
 	}
+	rs->trigger_of = realloc(rs->trigger_of, (rs->nr_events + 1) * sizeof(*rs->trigger_of));
+	rs->trigger_of[rs->nr_events] = trigger;
 	rs->defs = realloc(rs->defs, (rs->nr_events + 1) * sizeof(*rs->defs));
 	rs->events = realloc(rs->events, (rs->nr_events + 1) * sizeof(*rs->events));
 	rs->members = realloc(rs->members, (rs->nr_events + 2) * sizeof(*rs->members));
@@ -70,7 +79,7 @@ static int compile_trigger(struct range_set *rs, size_t s, const struct range_tr
 		events_def_free(&def);
 		return set_error(err, s, ferr.offset, ferr.reason);
 	}
-	m = member_for(rs, &def, t->filter ? events_kernel_filter(t->filter) : NULL, true);
+	m = member_for(rs, &def, t->filter ? events_kernel_filter(t->filter) : NULL, t);
 	if (t->role == RANGE_STARTER)
 		rs->members[m].starts |= 1ull << (leaf_base + t->range_index);
 	else
@@ -92,7 +101,7 @@ static int compile_events(struct range_set *rs, size_t s, const struct range_spe
 			events_def_free(&def);
 			return set_error(err, s, ev->offset + eerr.offset, eerr.reason);
 		}
-		m = member_for(rs, &def, NULL, false);
+		m = member_for(rs, &def, NULL, NULL);
 		rs->members[m].counted = true;
 		rs->shown[s][i] = m;
 	}
@@ -130,10 +139,14 @@ static void add_exit_sampler(struct range_set *rs)
 	struct event_error eerr;
 	struct event_def def;
 
-	if (events_resolve_name(exit_tp, strlen(exit_tp), &def, &eerr) == 0)
-		member_for(rs, &def, NULL, true);
-	else
+	size_t m;
+
+	if (events_resolve_name(exit_tp, strlen(exit_tp), &def, &eerr) != 0) {
 		events_def_free(&def);
+		return;
+	}
+	m = member_for(rs, &def, NULL, NULL);
+	rs->events[m - 1].samples = true;
 }
 
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
@@ -194,8 +207,10 @@ static bool all_triggers_in_cpu_context(const struct range_set *rs)
 	return n > 0;
 }
 
-int range_set_open(struct range_set *rs, const struct range_set_target *target,
-		   struct event_base *base)
+/* The sample backend: perf groups sampling every trigger hit, records
+ * walked by range_account. */
+static int open_sample(struct range_set *rs, const struct range_set_target *target,
+		       struct event_base *base)
 {
 	struct range_groups_params params = {
 		.events = rs->events, .nr_events = rs->nr_events,
@@ -206,8 +221,6 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 	};
 	unsigned flags = target->cpu_wide ? RANGE_ACCOUNT_CPU_WIDE : 0;
 
-	rs->per_cpu = target->scope == RANGE_SCOPE_CPU ||
-		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(rs));
 	if (rs->per_cpu)
 		flags |= RANGE_ACCOUNT_CPU_SCOPE;
 	rs->groups = range_groups_open(&params);
@@ -223,10 +236,46 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 	return 0;
 }
 
+/*
+ * BPF when it can, else samples: an explicit --range-backend bpf fails with
+ * the reason; the default says once why it falls back.
+ */
+int range_set_open(struct range_set *rs, const struct range_set_target *target,
+		   struct event_base *base, char *reason, size_t cap)
+{
+	static bool told;
+	char why[512] = "";
+
+	rs->per_cpu = target->scope == RANGE_SCOPE_CPU ||
+		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(rs));
+	if (target->backend == RANGE_BACKEND_SAMPLE)
+		return open_sample(rs, target, base);
+	if (range_bpf_check(rs, target, why, sizeof(why)) == 0) {
+		rs->bpf = range_bpf_open(rs, target, why, sizeof(why));
+		if (rs->bpf)
+			return 0;
+	} else if (target->backend == RANGE_BACKEND_AUTO) {
+		/* A set BPF does not express is no fault of the machine. */
+		return open_sample(rs, target, base);
+	}
+	if (target->backend == RANGE_BACKEND_BPF) {
+		if (reason)
+			snprintf(reason, cap, "%s", why);
+		else
+			log_error("ranges cannot be counted in BPF: %s", why);
+		return -1;
+	}
+	if (!told)
+		log_warn("ranges are counted from samples, not in BPF: %s", why);
+	told = true;
+	return open_sample(rs, target, base);
+}
+
 void range_set_free(struct range_set *rs)
 {
 	if (!rs)
 		return;
+	range_bpf_close(rs->bpf);
 	range_groups_close(rs->groups);
 	range_account_free(rs->acct);
 	for (size_t i = 0; i < rs->nr_events; i++)
@@ -240,6 +289,7 @@ void range_set_free(struct range_set *rs)
 	free(rs->shown);
 	free(rs->views);
 	free(rs->defs);
+	free(rs->trigger_of);
 	free(rs->events);
 	free(rs->members);
 	free(rs->interval_base);
@@ -249,12 +299,16 @@ void range_set_free(struct range_set *rs)
 
 void range_set_drain(struct range_set *rs, enum range_drain how)
 {
+	if (rs->bpf && !rs->unloaded)
+		range_bpf_refresh(rs->bpf);
 	if (rs->groups)
 		range_groups_drain(rs->groups, rs->acct, how);
 }
 
 void range_set_finish(struct range_set *rs)
 {
+	if (rs->bpf && !rs->unloaded)
+		range_bpf_refresh(rs->bpf);
 	if (rs->groups)
 		range_groups_finish(rs->groups, rs->acct);
 }
@@ -264,6 +318,8 @@ void range_set_unload(struct range_set *rs)
 	range_set_finish(rs);
 	range_groups_close(rs->groups);
 	rs->groups = NULL;
+	if (rs->bpf)
+		range_bpf_unload(rs->bpf);
 	rs->unloaded = true;
 }
 
@@ -279,6 +335,10 @@ size_t range_set_find_counted(const struct range_set *rs, const struct event_def
 void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value)
 {
 	memset(value, 0, sizeof(*value));
+	if (rs->bpf && !rs->unloaded) {
+		value->val = range_bpf_total(rs->bpf, member, &value->ena);
+		value->run = value->ena;
+	}
 	if (rs->groups)
 		range_groups_read_member(rs->groups, member, &value->val, &value->ena, &value->run);
 }
@@ -298,11 +358,25 @@ bool range_set_supported(const struct range_set *rs, size_t spec, size_t e)
 	size_t m = rs->shown[spec][e];
 
 	/* An unloaded set keeps what it counted; its groups are gone. */
-	return rs->unloaded || (rs->groups && range_groups_supported(rs->groups, m));
+	return rs->unloaded || range_set_member_supported(rs, m);
+}
+
+bool range_set_member_supported(const struct range_set *rs, size_t member)
+{
+	if (rs->bpf)
+		return range_bpf_supported(rs->bpf, member);
+	return rs->groups && range_groups_supported(rs->groups, member);
+}
+
+const char *range_set_backend_name(const struct range_set *rs)
+{
+	return rs->bpf ? "bpf" : "sample";
 }
 
 uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e)
 {
+	if (rs->bpf)
+		return range_bpf_value(rs->bpf, spec, rs->shown[spec][e]);
 	return rs->acct ? range_account_value(rs->acct, spec, rs->shown[spec][e]) : 0;
 }
 
@@ -327,5 +401,7 @@ bool range_set_per_cpu(const struct range_set *rs)
 
 uint64_t range_set_lost(const struct range_set *rs)
 {
+	if (rs->bpf)
+		return range_bpf_missed(rs->bpf);
 	return rs->acct ? range_account_lost(rs->acct) : 0;
 }

@@ -27,6 +27,7 @@
 #include "proto/range_parse.h"
 
 struct event_base;
+struct range_bpf;
 
 struct range_set {
 	char *name;			/* "range load" NAME; NULL for start-up specs */
@@ -34,6 +35,7 @@ struct range_set {
 	size_t nr_specs;
 
 	struct event_def *defs;		/* member i + 1's event */
+	const struct range_trigger **trigger_of;	/* member i + 1's first trigger, or NULL */
 	struct range_group_event *events;
 	size_t nr_events;
 	struct range_member *members;	/* nr_events + 1; 0 is the switch sampler */
@@ -42,6 +44,9 @@ struct range_set {
 	struct range_view_def *views;	/* per spec */
 	size_t **shown;			/* per spec: the member of each of its events */
 
+	/* The backend counting the set: BPF programs, or (sample) perf
+	 * groups whose records range_account walks. */
+	struct range_bpf *bpf;
 	struct range_groups *groups;
 	struct range_account *acct;
 	uint64_t *interval_base;	/* [spec][event] at the last interval line */
@@ -61,21 +66,29 @@ struct range_set_error {
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
 				    struct range_set_error *err);
 enum range_scope { RANGE_SCOPE_AUTO, RANGE_SCOPE_THREAD, RANGE_SCOPE_CPU };
+enum range_backend { RANGE_BACKEND_AUTO, RANGE_BACKEND_BPF, RANGE_BACKEND_SAMPLE };
 
 /* What a set is opened on. */
 struct range_set_target {
 	const pid_t *roots;	/* per task: threads (inherit follows their children) */
 	size_t nr_roots;
+	/* Per task, at run time: the processes whose whole trees the roots
+	 * are (the workload, -p), walked again for threads made meanwhile. */
+	bool trees;
+	const pid_t *tree_roots;
+	size_t nr_tree_roots;
 	bool enable_on_exec;	/* per task: count from the workload's exec */
 	bool cpu_wide;		/* -a / -C: every task on cpu_list (NULL: all) */
 	const char *cpu_list;
 	enum range_scope scope;	/* AUTO: per CPU when every trigger fires in CPU context */
 	int pages;		/* -m */
+	enum range_backend backend;
 };
 
-/* Open the groups and start accounting; -1 (message printed). */
+/* Open the backend and start accounting; -1 (message printed, or in
+ * reason when reason is not NULL). */
 int range_set_open(struct range_set *rs, const struct range_set_target *target,
-		   struct event_base *base);
+		   struct event_base *base, char *reason, size_t cap);
 /* Does the set keep its range state per CPU (else per thread)? */
 bool range_set_per_cpu(const struct range_set *rs);
 void range_set_free(struct range_set *rs);
@@ -91,6 +104,10 @@ void range_set_unload(struct range_set *rs);
 size_t range_set_find_counted(const struct range_set *rs, const struct event_def *def);
 /* The kernel's current value of a member (for a counter it backs). */
 void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value);
+/* Can the set count member m on this machine? */
+bool range_set_member_supported(const struct range_set *rs, size_t member);
+/* "bpf" or "sample": which backend counts the set. */
+const char *range_set_backend_name(const struct range_set *rs);
 
 /* A view row: spec s, its event e. */
 size_t range_set_nr_events(const struct range_set *rs, size_t spec);
@@ -102,6 +119,7 @@ uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e);
 const char *range_set_label(const struct range_set *rs, size_t spec);
 /* The event's name as written in the spec. */
 const char *range_set_event_name(const struct range_set *rs, size_t spec, size_t e);
+/* Records lost (sample) or hits not accounted (BPF): views incomplete. */
 uint64_t range_set_lost(const struct range_set *rs);
 
 #endif

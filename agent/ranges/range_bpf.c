@@ -1,0 +1,732 @@
+/*
+ * range_bpf: a range set counted by range_gate.bpf.c.
+ *
+ * Opening a set: compile its gates and filters into the program's tables
+ * (struct rb_config), open one per-CPU counter per counted event (shared
+ * by every view of the set), load the programs, attach a trigger program
+ * per (tracepoint, filter) with its index as the BPF cookie, then mark the
+ * tasks to measure: the workload at its exec, or the threads that exist
+ * (walked until no new one appears; later ones are marked by the fork
+ * program).  Reading: a flush program runs on every CPU, then the per-CPU
+ * sums are added up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <event-parse.h>
+#include <perf/cpumap.h>
+#include <tracefs.h>
+
+#include "agent/log.h"
+#include "agent/target.h"
+#include "agent/ranges/range_bpf.h"
+#include "agent/ranges/range_bpf_abi.h"
+#include "agent/ranges/range_gate.skel.h"
+#include "agent/ranges/range_set.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+struct range_bpf {
+	struct range_gate_bpf *skel;
+	struct bpf_link **links;
+	size_t nr_links;
+	int *fds;			/* [event * nr_cpus + cpu], -1 where not open */
+	int nr_cpus;			/* possible CPUs: the per-CPU tables' size */
+	struct perf_cpu_map *online;
+	size_t nr_events;
+	int *event_of_member;		/* set member -> counted event, or -1 */
+	uint32_t supported;		/* bit e: event e opened on every online CPU */
+	uint64_t *values;		/* [view][event], summed over CPUs */
+	struct rb_sums *percpu;		/* read buffer */
+	struct timespec opened;
+	uint64_t flush_busy;		/* flushes that found a program mid-way */
+	bool unloaded;			/* values and misses frozen */
+	uint64_t missed_at_unload;
+};
+
+/* ---- compiling a set into the program's tables --------------------------- */
+
+struct compiler {
+	struct rb_config *cfg;
+	__u32 nr_preds;
+	char *why;
+	size_t cap;
+};
+
+static int refuse(struct compiler *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->why, c->cap, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int emit(struct compiler *c, struct rb_op_code *ops, __u32 *nr, size_t max,
+		enum rb_op op, unsigned arg)
+{
+	if (*nr >= max)
+		return refuse(c, "a gate or filter longer than %zu operations", max);
+	ops[(*nr)++] = (struct rb_op_code){ .op = (__u8)op, .arg = (__u8)arg };
+	return 0;
+}
+
+static int emit_gate(struct compiler *c, const struct range_gate *g, unsigned base)
+{
+	struct rb_config *cfg = c->cfg;
+	enum rb_op op = g->kind == RANGE_GATE_AND ? RB_OP_AND : RB_OP_OR;
+
+	switch (g->kind) {
+	case RANGE_GATE_RANGE:
+		return emit(c, cfg->gate_ops, &cfg->nr_gate_ops, RB_GATE_OPS_MAX, RB_OP_PUSH,
+			    base + (unsigned)g->index);
+	case RANGE_GATE_NOT:
+		if (emit_gate(c, g->children[0], base))
+			return -1;
+		return emit(c, cfg->gate_ops, &cfg->nr_gate_ops, RB_GATE_OPS_MAX, RB_OP_NOT, 0);
+	default:
+		for (size_t i = 0; i < g->nchildren; i++) {
+			if (emit_gate(c, g->children[i], base))
+				return -1;
+			if (i && emit(c, cfg->gate_ops, &cfg->nr_gate_ops, RB_GATE_OPS_MAX, op, 0))
+				return -1;
+		}
+		return 0;
+	}
+}
+
+/* Where a trigger's predicates read: the tracepoint's format. */
+struct format {
+	struct tep_handle *tep;
+	struct tep_event *event;
+	char *text;
+};
+
+static int format_load(struct format *f, const char *subsys, const char *name)
+{
+	int size = 0;
+
+	f->tep = tep_alloc();
+	f->text = tracefs_event_file_read(NULL, subsys, name, "format", &size);
+	if (!f->tep || !f->text || size <= 0 ||
+	    tep_parse_format(f->tep, &f->event, f->text, (unsigned long)size, subsys) != 0)
+		return -1;
+	return 0;
+}
+
+static void format_free(struct format *f)
+{
+	free(f->text);
+	if (f->tep)
+		tep_free(f->tep);
+}
+
+/* The kernel's forms of "~": abc, abc*, *abc, *abc*; anything else is a
+ * full glob, which the programs do not evaluate. */
+static int string_match(struct compiler *c, const char *value, enum filter_op op,
+			struct rb_pred *p)
+{
+	size_t len = strlen(value);
+	const char *s = value;
+
+	p->match = RB_MATCH_FULL;
+	if (op == FILTER_OP_GLOB) {
+		bool front = len && value[len - 1] == '*', back = len && value[0] == '*';
+
+		if (back) {
+			s++;
+			len--;
+		}
+		if (front && len) {
+			len--;
+		}
+		if (memchr(s, '*', len) || memchr(s, '?', len) || memchr(s, '[', len) ||
+		    memchr(s, '\\', len))
+			return refuse(c, "the glob '%s' (only abc, abc*, *abc and *abc* are "
+				      "evaluated in BPF)", value);
+		p->match = front && back ? RB_MATCH_MIDDLE : front ? RB_MATCH_FRONT :
+			   back ? RB_MATCH_END : RB_MATCH_FULL;
+	}
+	if (len >= RB_STR_MAX)
+		return refuse(c, "a string of %zu bytes in a filter (at most %d)", len,
+			      RB_STR_MAX - 1);
+	memcpy(p->str, s, len);
+	p->str_len = (__u8)len;
+	p->cmp = op == FILTER_OP_NE ? RB_CMP_NE : RB_CMP_EQ;
+	return 0;
+}
+
+static int compile_pred(struct compiler *c, const struct format *f,
+			const struct filter_pred *fp, struct rb_pred *p)
+{
+	static const enum rb_cmp cmp_of[] = {
+		[FILTER_OP_EQ] = RB_CMP_EQ, [FILTER_OP_NE] = RB_CMP_NE,
+		[FILTER_OP_LT] = RB_CMP_LT, [FILTER_OP_LE] = RB_CMP_LE,
+		[FILTER_OP_GT] = RB_CMP_GT, [FILTER_OP_GE] = RB_CMP_GE,
+		[FILTER_OP_BAND] = RB_CMP_BAND,
+	};
+	struct tep_format_field *field = tep_find_any_field(f->event, fp->field);
+	bool string;
+
+	if (fp->suffix != FILTER_SUFFIX_NONE || fp->value_kind == FILTER_VALUE_CPUS)
+		return refuse(c, "the filter on '%s' (.function, .ustring and CPUS{} are "
+			      "evaluated by the kernel's filter only)", fp->field);
+	if (!field && !strcasecmp(fp->field, "comm")) {
+		p->kind = RB_FIELD_COMM;
+		return string_match(c, fp->value, fp->op, p);
+	}
+	if (!field && !strcasecmp(fp->field, "cpu")) {
+		p->kind = RB_FIELD_CPU;
+		p->size = 4;
+	} else if (!field) {
+		return refuse(c, "field '%s' not found", fp->field);
+	} else {
+		string = (field->flags & (TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC)) ||
+			 ((field->flags & TEP_FIELD_IS_ARRAY) && strstr(field->type, "char"));
+		p->offset = (__u16)field->offset;
+		if (string) {
+			p->kind = field->flags & TEP_FIELD_IS_DYNAMIC ? RB_FIELD_DATA_LOC :
+				  RB_FIELD_ARRAY;
+			p->size = (__u8)(field->size < RB_STR_MAX ? field->size : RB_STR_MAX);
+			return string_match(c, fp->value, fp->op, p);
+		}
+		if (field->size != 1 && field->size != 2 && field->size != 4 && field->size != 8)
+			return refuse(c, "field '%s' of %d bytes", fp->field, field->size);
+		p->kind = RB_FIELD_NUMBER;
+		p->size = (__u8)field->size;
+		p->is_signed = (field->flags & TEP_FIELD_IS_SIGNED) != 0;
+	}
+	if (fp->value_kind != FILTER_VALUE_NUMBER)
+		return refuse(c, "a non-numeric value for '%s'", fp->field);
+	p->cmp = (__u8)cmp_of[fp->op];
+	p->value = fp->number;
+	return 0;
+}
+
+static int emit_filter(struct compiler *c, const struct format *f, const struct filter_node *n,
+		       __u32 *nr_ops)
+{
+	struct rb_config *cfg = c->cfg;
+
+	switch (n->kind) {
+	case FILTER_PRED:
+		if (c->nr_preds >= RB_PREDS_MAX)
+			return refuse(c, "more than %d filter predicates", RB_PREDS_MAX);
+		if (compile_pred(c, f, &n->pred, &cfg->preds[c->nr_preds]))
+			return -1;
+		c->nr_preds++;
+		return emit(c, cfg->filter_ops, nr_ops, RB_FILTER_OPS_MAX, RB_OP_PUSH,
+			    c->nr_preds - 1);
+	case FILTER_NOT:
+		if (emit_filter(c, f, n->children[0], nr_ops))
+			return -1;
+		return emit(c, cfg->filter_ops, nr_ops, RB_FILTER_OPS_MAX, RB_OP_NOT, 0);
+	case FILTER_AND:
+	case FILTER_OR:
+		for (size_t i = 0; i < n->nchildren; i++) {
+			if (emit_filter(c, f, n->children[i], nr_ops))
+				return -1;
+			if (i && emit(c, cfg->filter_ops, nr_ops, RB_FILTER_OPS_MAX,
+				      n->kind == FILTER_AND ? RB_OP_AND : RB_OP_OR, 0))
+				return -1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* Is counted event def this trigger's own tracepoint, unfiltered? */
+static bool same_tracepoint(const struct event_def *counted, const struct event_def *trigger)
+{
+	return counted->is_tracepoint && !counted->filter &&
+	       counted->attr.type == trigger->attr.type &&
+	       counted->attr.config == trigger->attr.config;
+}
+
+static int leaf_list(struct compiler *c, uint64_t mask, __u8 *list, __u8 *nr)
+{
+	for (unsigned i = 0; i < RB_LEAVES_MAX; i++) {
+		if (!(mask & (1ull << i)))
+			continue;
+		if (*nr >= RB_TRIGGER_LEAVES)
+			return refuse(c, "a trigger that starts or stops more than %d ranges",
+				      RB_TRIGGER_LEAVES);
+		list[(*nr)++] = (__u8)i;
+	}
+	return 0;
+}
+
+/* The set's triggers, in member order: the cookie of each is its index. */
+static int compile_triggers(struct compiler *c, const struct range_set *rs,
+			    const int *event_of_member)
+{
+	struct rb_config *cfg = c->cfg;
+	__u32 nr_ops = 0;
+	size_t n = 0;
+
+	for (size_t m = 1; m <= rs->nr_events; m++) {
+		const struct range_member *mem = &rs->members[m];
+		const struct range_trigger *trig = rs->trigger_of[m - 1];
+		struct rb_trigger *t;
+
+		if (!mem->starts && !mem->stops)
+			continue;
+		if (n >= RB_TRIGGERS_MAX)
+			return refuse(c, "more than %d triggers", RB_TRIGGERS_MAX);
+		t = &cfg->triggers[n++];
+		if (leaf_list(c, mem->starts, t->starts, &t->nr_starts) ||
+		    leaf_list(c, mem->stops, t->stops, &t->nr_stops))
+			return -1;
+		for (size_t k = 1; k <= rs->nr_events; k++)
+			if (event_of_member[k] >= 0 && same_tracepoint(&rs->defs[k - 1], &rs->defs[m - 1]))
+				t->self_events |= 1u << event_of_member[k];
+		if (trig->filter) {
+			struct format f = { 0 };
+			int rc;
+
+			if (format_load(&f, trig->subsys, trig->name)) {
+				format_free(&f);
+				return refuse(c, "cannot read the format of %s", trig->tracepoint);
+			}
+			t->first_filter_op = (__u16)nr_ops;
+			rc = emit_filter(c, &f, trig->filter, &nr_ops);
+			format_free(&f);
+			if (rc)
+				return -1;
+			t->nr_filter_ops = (__u16)(nr_ops - t->first_filter_op);
+		}
+	}
+	return 0;
+}
+
+/* Number the counted members 0..n-1 (event_of_member[m], -1 if none). */
+static size_t number_events(const struct range_set *rs, int *event_of_member)
+{
+	size_t n = 0;
+
+	for (size_t m = 0; m <= rs->nr_events; m++)
+		event_of_member[m] = m && rs->members[m].counted ? (int)n++ : -1;
+	return n;
+}
+
+static int compile(const struct range_set *rs, struct rb_config *cfg, int *event_of_member,
+		   size_t *nr_events, char *why, size_t cap)
+{
+	struct compiler c = { cfg, 0, why, cap };
+
+	memset(cfg, 0, sizeof(*cfg));
+	*nr_events = number_events(rs, event_of_member);
+	if (*nr_events > RB_EVENTS_MAX)
+		return refuse(&c, "%zu counted events in one set (at most %d)", *nr_events,
+			      RB_EVENTS_MAX);
+	if (rs->nr_specs > RB_VIEWS_MAX)
+		return refuse(&c, "%zu range specs in one set (at most %d)", rs->nr_specs,
+			      RB_VIEWS_MAX);
+	for (size_t i = 0; i < rs->nr_leaves; i++) {
+		cfg->leaf_used |= 1ull << i;
+		if (!rs->leaves[i].has_starter)
+			cfg->no_starter |= 1ull << i;
+	}
+	cfg->nr_views = (__u32)rs->nr_specs;
+	for (size_t s = 0; s < rs->nr_specs; s++) {
+		const struct range_view_def *v = &rs->views[s];
+
+		for (size_t e = 0; e < rs->specs[s]->nevents; e++)
+			cfg->views[s].events |= 1u << event_of_member[rs->shown[s][e]];
+		if (v->gate ? emit_gate(&c, v->gate, v->leaf_base) :
+			      emit(&c, cfg->gate_ops, &cfg->nr_gate_ops, RB_GATE_OPS_MAX, RB_OP_TRUE, 0))
+			return -1;
+		if (emit(&c, cfg->gate_ops, &cfg->nr_gate_ops, RB_GATE_OPS_MAX, RB_OP_VIEW,
+			 (unsigned)s))
+			return -1;
+	}
+	return compile_triggers(&c, rs, event_of_member);
+}
+
+int range_bpf_check(const struct range_set *rs, const struct range_set_target *target,
+		    char *why, size_t cap)
+{
+	struct rb_config *cfg = calloc(1, sizeof(*cfg));
+	int *event_of_member = calloc(rs->nr_events + 1, sizeof(int));
+	size_t nr_events;
+	int rc = -1;
+
+	if (target->scope == RANGE_SCOPE_CPU || range_set_per_cpu(rs))
+		snprintf(why, cap, "per-CPU range state (--range-scope cpu)");
+	else if (target->cpu_list)
+		snprintf(why, cap, "ranges on a CPU list (-C)");
+	else
+		rc = compile(rs, cfg, event_of_member, &nr_events, why, cap);
+	free(cfg);
+	free(event_of_member);
+	return rc;
+}
+
+/* ---- opening --------------------------------------------------------------- */
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	/* The agent explains failures itself; libbpf's own log (the
+	 * verifier's, say) is for whoever debugs the programs. */
+	if (getenv("PERFGATE_BPF_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* What to change when the kernel refuses BPF (err: a positive errno). */
+static void explain_refusal(int err, const char *what, char *why, size_t cap)
+{
+	char lockdown[128] = "";
+	FILE *f = fopen("/sys/kernel/security/lockdown", "re");
+
+	if (f) {
+		if (!fgets(lockdown, sizeof(lockdown), f))
+			lockdown[0] = 0;
+		fclose(f);
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		snprintf(why, cap, "%s: this kernel has no BTF (/sys/kernel/btf/vmlinux); "
+			 "ranges in BPF need CONFIG_DEBUG_INFO_BTF=y", what);
+	else if (strstr(lockdown, "[confidentiality]") || strstr(lockdown, "[integrity]"))
+		snprintf(why, cap, "%s: %s (kernel lockdown is on: %.*s)", what, strerror(err),
+			 (int)strcspn(lockdown, "\n"), lockdown);
+	else if (err == EPERM || err == EACCES)
+		snprintf(why, cap, "%s: %s (ranges in BPF need root, or CAP_BPF and "
+			 "CAP_PERFMON; see also kernel.unprivileged_bpf_disabled)",
+			 what, strerror(err));
+	else
+		snprintf(why, cap, "%s: %s", what, strerror(err));
+}
+
+static int open_counters(struct range_bpf *b, const struct range_set *rs, char *why, size_t cap)
+{
+	int nr_online = perf_cpu_map__nr(b->online);
+
+	b->fds = malloc(b->nr_events * (size_t)b->nr_cpus * sizeof(int));
+	for (size_t i = 0; i < b->nr_events * (size_t)b->nr_cpus; i++)
+		b->fds[i] = -1;
+	for (size_t m = 1; m <= rs->nr_events; m++) {
+		int e = b->event_of_member[m];
+		bool all = true;
+
+		if (e < 0)
+			continue;
+		for (int i = 0; i < nr_online; i++) {
+			int cpu = perf_cpu_map__cpu(b->online, i).cpu;
+			struct perf_event_attr attr = rs->defs[m - 1].attr;
+			int fd;
+
+			attr.size = sizeof(attr);
+			attr.disabled = 0;
+			attr.inherit = 0;
+			attr.read_format = 0;
+			fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0) {
+				if (errno == EACCES || errno == EPERM) {
+					snprintf(why, cap, "cannot count '%s' on every CPU: %s (lower "
+						 "kernel.perf_event_paranoid or grant CAP_PERFMON)",
+						 rs->defs[m - 1].name, strerror(errno));
+					return -1;
+				}
+				all = false;	/* the machine lacks it: <not supported> */
+				break;
+			}
+			b->fds[(size_t)e * (size_t)b->nr_cpus + (size_t)cpu] = fd;
+		}
+		if (all)
+			b->supported |= 1u << e;
+	}
+	return 0;
+}
+
+static int attach(struct range_bpf *b, struct bpf_link *link, const char *what, char *why,
+		  size_t cap)
+{
+	if (!link) {
+		explain_refusal(errno, what, why, cap);
+		return -1;
+	}
+	b->links = realloc(b->links, (b->nr_links + 1) * sizeof(*b->links));
+	b->links[b->nr_links++] = link;
+	return 0;
+}
+
+static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why, size_t cap)
+{
+	struct range_gate_bpf *skel = b->skel;
+	__u64 cookie = 0;
+	char what[300];
+
+	if (attach(b, bpf_program__attach(skel->progs.on_switch), "cannot attach to sched_switch",
+		   why, cap) ||
+	    attach(b, bpf_program__attach(skel->progs.on_fork),
+		   "cannot attach to sched_process_fork", why, cap) ||
+	    attach(b, bpf_program__attach(skel->progs.on_exec),
+		   "cannot attach to sched_process_exec", why, cap))
+		return -1;
+	for (size_t m = 1; m <= rs->nr_events; m++) {
+		const struct range_trigger *t = rs->trigger_of[m - 1];
+		LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = cookie);
+
+		if (!rs->members[m].starts && !rs->members[m].stops)
+			continue;
+		snprintf(what, sizeof(what), "cannot attach to %s", t->tracepoint);
+		if (attach(b, bpf_program__attach_tracepoint_opts(skel->progs.on_trigger,
+								  t->subsys, t->name, &opts),
+			   what, why, cap))
+			return -1;
+		cookie++;
+	}
+	return 0;
+}
+
+/* Measure task tid (flags: RB_TASK_AT_EXEC or RB_TASK_NEW | TRACKED).
+ * 1 when marked now, 0 when it already was (or is gone). */
+static int mark_task(struct range_bpf *b, pid_t tid, __u32 flags)
+{
+	struct rb_task st = { .flags = flags };
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD), rc;
+
+	if (fd < 0)
+		return 0;	/* gone meanwhile */
+	rc = bpf_map_update_elem(bpf_map__fd(b->skel->maps.tasks), &fd, &st, BPF_NOEXIST);
+	close(fd);
+	return rc == 0;
+}
+
+/* The target's threads, marked until a walk finds no new one: a thread
+ * made by a thread not yet marked is seen by a later walk; one made by a
+ * marked thread is marked by the fork program. */
+static void mark_threads(struct range_bpf *b, const struct range_set_target *target)
+{
+	struct tid_list seen = { 0 };
+	size_t before;
+
+	for (size_t i = 0; i < target->nr_roots; i++)
+		if (mark_task(b, target->roots[i], RB_TASK_TRACKED | RB_TASK_NEW) >= 0)
+			tid_list_add(&seen, target->roots[i]);
+	if (!target->trees)
+		goto out;
+	do {
+		struct tid_list now = { 0 };
+
+		before = seen.nr;
+		for (size_t i = 0; i < target->nr_tree_roots; i++)
+			target_process_tree(&now, target->tree_roots[i]);
+		for (size_t i = 0; i < now.nr; i++) {
+			size_t n = seen.nr;
+
+			tid_list_add(&seen, now.tids[i]);
+			if (seen.nr > n)
+				mark_task(b, now.tids[i], RB_TASK_TRACKED | RB_TASK_NEW);
+		}
+		free(now.tids);
+	} while (seen.nr != before);
+out:
+	free(seen.tids);
+}
+
+struct range_bpf *range_bpf_open(const struct range_set *rs,
+				 const struct range_set_target *target, char *why, size_t cap)
+{
+	struct range_bpf *b = calloc(1, sizeof(*b));
+	struct rb_config *cfg = calloc(1, sizeof(*cfg));
+	int err;
+
+	libbpf_set_print(libbpf_quiet);
+	clock_gettime(CLOCK_MONOTONIC, &b->opened);
+	b->nr_cpus = libbpf_num_possible_cpus();
+	b->online = perf_cpu_map__new_online_cpus();
+	b->event_of_member = calloc(rs->nr_events + 1, sizeof(int));
+	if (b->nr_cpus <= 0 || b->nr_cpus > RB_CPUS_MAX || !b->online) {
+		snprintf(why, cap, "cannot tell this machine's CPUs");
+		goto fail;
+	}
+	if (compile(rs, cfg, b->event_of_member, &b->nr_events, why, cap) ||
+	    open_counters(b, rs, why, cap))
+		goto fail;
+	b->skel = range_gate_bpf__open();
+	if (!b->skel) {
+		explain_refusal(errno, "cannot open the range programs", why, cap);
+		goto fail;
+	}
+	b->skel->rodata->nr_cpus = (__u32)b->nr_cpus;
+	b->skel->rodata->nr_events = (__u32)b->nr_events;
+	b->skel->rodata->events_mask = b->supported;
+	b->skel->rodata->all_tasks = target->cpu_wide;
+	b->skel->bss->cfg = *cfg;
+	bpf_map__set_max_entries(b->skel->maps.counters,
+				 (__u32)(b->nr_events ? b->nr_events : 1) * (__u32)b->nr_cpus);
+	err = range_gate_bpf__load(b->skel);
+	if (err) {
+		explain_refusal(-err > 0 ? -err : errno, "the kernel refused the range programs",
+				why, cap);
+		goto fail;
+	}
+	for (size_t i = 0; i < b->nr_events * (size_t)b->nr_cpus; i++) {
+		__u32 key = (__u32)i;
+
+		if (b->fds[i] >= 0 &&
+		    bpf_map_update_elem(bpf_map__fd(b->skel->maps.counters), &key, &b->fds[i], 0)) {
+			explain_refusal(errno, "cannot hand the counters to the programs", why, cap);
+			goto fail;
+		}
+	}
+	if (!target->cpu_wide) {
+		/* The workload is marked before its exec; the others now. */
+		if (target->enable_on_exec) {
+			for (size_t i = 0; i < target->nr_roots; i++)
+				mark_task(b, target->roots[i], RB_TASK_AT_EXEC);
+		}
+	}
+	if (attach_all(b, rs, why, cap))
+		goto fail;
+	if (!target->cpu_wide && !target->enable_on_exec)
+		mark_threads(b, target);
+	b->values = calloc((RB_VIEWS_MAX + 1) * RB_EVENTS_MAX, sizeof(uint64_t));
+	b->percpu = calloc((size_t)b->nr_cpus, sizeof(struct rb_sums));
+	range_bpf_refresh(b);	/* running tasks start their first stretch */
+	free(cfg);
+	return b;
+fail:
+	free(cfg);
+	range_bpf_close(b);
+	return NULL;
+}
+
+static void detach(struct range_bpf *b)
+{
+	for (size_t i = 0; i < b->nr_links; i++)
+		bpf_link__destroy(b->links[i]);
+	free(b->links);
+	b->links = NULL;
+	b->nr_links = 0;
+	for (size_t i = 0; b->fds && i < b->nr_events * (size_t)b->nr_cpus; i++) {
+		if (b->fds[i] >= 0)
+			close(b->fds[i]);
+		b->fds[i] = -1;
+	}
+}
+
+void range_bpf_unload(struct range_bpf *b)
+{
+	range_bpf_refresh(b);
+	b->missed_at_unload = range_bpf_missed(b);
+	detach(b);
+	b->unloaded = true;
+}
+
+void range_bpf_close(struct range_bpf *b)
+{
+	if (!b)
+		return;
+	detach(b);
+	range_gate_bpf__destroy(b->skel);
+	free(b->fds);
+	perf_cpu_map__put(b->online);
+	free(b->event_of_member);
+	free(b->values);
+	free(b->percpu);
+	free(b);
+}
+
+/* ---- reading ----------------------------------------------------------------- */
+
+static void flush_cpu(struct range_bpf *b, int cpu)
+{
+	int prog = bpf_program__fd(b->skel->progs.flush);
+
+	for (int tries = 0; tries < 1000; tries++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU,
+			    .cpu = (__u32)cpu);
+
+		if (bpf_prog_test_run_opts(prog, &opts) || opts.retval != RB_FLUSH_BUSY)
+			return;
+		sched_yield();
+	}
+	b->flush_busy++;
+}
+
+void range_bpf_refresh(struct range_bpf *b)
+{
+	__u32 zero = 0;
+
+	for (int i = 0; i < perf_cpu_map__nr(b->online); i++)
+		flush_cpu(b, perf_cpu_map__cpu(b->online, i).cpu);
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.sums), &zero, b->percpu))
+		return;
+	memset(b->values, 0, (RB_VIEWS_MAX + 1) * RB_EVENTS_MAX * sizeof(uint64_t));
+	for (int cpu = 0; cpu < b->nr_cpus; cpu++)
+		for (size_t v = 0; v <= RB_VIEWS_MAX; v++)
+			for (size_t e = 0; e < b->nr_events; e++)
+				b->values[v * RB_EVENTS_MAX + e] += b->percpu[cpu].count[v][e];
+}
+
+uint64_t range_bpf_value(const struct range_bpf *b, size_t view, size_t member)
+{
+	int e = b->event_of_member[member];
+
+	return e < 0 ? 0 : b->values[view * RB_EVENTS_MAX + (size_t)e];
+}
+
+uint64_t range_bpf_total(struct range_bpf *b, size_t member, uint64_t *ns)
+{
+	struct timespec now;
+
+	range_bpf_refresh(b);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*ns = (uint64_t)(now.tv_sec - b->opened.tv_sec) * 1000000000ull +
+	      (uint64_t)now.tv_nsec - (uint64_t)b->opened.tv_nsec;
+	return range_bpf_value(b, RB_VIEW_TOTAL, member);
+}
+
+bool range_bpf_supported(const struct range_bpf *b, size_t member)
+{
+	int e = b->event_of_member[member];
+
+	return e >= 0 && (b->supported & (1u << e));
+}
+
+static uint64_t recursion_misses(struct bpf_program *prog)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
+uint64_t range_bpf_missed(const struct range_bpf *b)
+{
+	if (b->unloaded)
+		return b->missed_at_unload;
+	return b->skel->bss->races + b->skel->bss->storage_failures + b->flush_busy +
+	       recursion_misses(b->skel->progs.on_trigger) +
+	       recursion_misses(b->skel->progs.on_switch) +
+	       recursion_misses(b->skel->progs.on_fork) +
+	       recursion_misses(b->skel->progs.on_exec);
+}
+
+size_t range_bpf_nr_fds(const struct range_bpf *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->nr_events * (size_t)b->nr_cpus; i++)
+		n += b->fds[i] >= 0;
+	return n;
+}

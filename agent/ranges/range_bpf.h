@@ -1,0 +1,54 @@
+/*
+ * range_bpf: the BPF backend of ranges -- a range set compiled into the
+ * tables of range_gate.bpf.c, its per-CPU counters opened, its programs
+ * loaded and attached, and its sums read back (DESIGN.md section 6).
+ *
+ * The kernel does the accounting: at every trigger hit and context switch
+ * of a measured task, a program adds the counters' delta to the views
+ * whose gate was open.  The agent only reads the sums, after a flush on
+ * every CPU, so the values are whole when they are read and nothing can
+ * be lost on the way.
+ */
+#ifndef PERFGATE_RANGE_BPF_H
+#define PERFGATE_RANGE_BPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct range_set;
+struct range_set_target;
+struct range_bpf;
+
+/*
+ * Can the set be counted in BPF at all (limits of the tables, filter forms
+ * the programs evaluate, scopes the programs keep)?  0, or -1 with the
+ * reason in why.  Needs no privilege: it is decided before anything opens.
+ */
+int range_bpf_check(const struct range_set *rs, const struct range_set_target *target,
+		    char *why, size_t cap);
+/* Open counters, load and attach the programs, measure the target's tasks.
+ * NULL with the reason (and what to change) in why. */
+struct range_bpf *range_bpf_open(const struct range_set *rs,
+				 const struct range_set_target *target, char *why, size_t cap);
+/* "range unload": a last refresh, then the programs detach and the
+ * counters close; the values stay readable until range_bpf_close. */
+void range_bpf_unload(struct range_bpf *b);
+void range_bpf_close(struct range_bpf *b);
+
+/* Flush every CPU and read the sums: values are now as of this call. */
+void range_bpf_refresh(struct range_bpf *b);
+/* View v's count of set member m, as of the last refresh. */
+uint64_t range_bpf_value(const struct range_bpf *b, size_t view, size_t member);
+/* Every measured task's count of member m (the plain view it backs),
+ * refreshed now; *ns is how long the set has been counting. */
+uint64_t range_bpf_total(struct range_bpf *b, size_t member, uint64_t *ns);
+bool range_bpf_supported(const struct range_bpf *b, size_t member);
+/* Hits or switches the programs could not account exactly (another BPF
+ * program busy on the CPU, no task storage): the views are incomplete. */
+uint64_t range_bpf_missed(const struct range_bpf *b);
+/* perf fds the set holds (for the benchmark). */
+size_t range_bpf_nr_fds(const struct range_bpf *b);
+
+#endif

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * range_gate.bpf.c: ranges counted in the kernel (DESIGN.md section 6).
+ *
+ * The counted events are per-CPU perf events, opened by the agent and put
+ * in the `counters` array at event * nr_cpus + cpu; a program reads its own
+ * CPU's with bpf_perf_event_read_value().  Every measured task has a state
+ * in task-local storage: the depth of each leaf ("S..T"), the views whose
+ * gate is open, and the counters at the start of its current stretch.
+ * A stretch ends, and its delta goes to the task's open views in `sums`,
+ * when a trigger flips a view's gate, when the task leaves its CPU
+ * (sched_switch), or when the agent asks for numbers (the flush program,
+ * run on each CPU by BPF_PROG_TEST_RUN): so the maps are exact whenever
+ * the agent reads them, and there is nothing to drain and nothing to lose.
+ *
+ * One object serves any set: the gates, triggers and filters are tables
+ * (range_bpf_abi.h) the agent writes into `cfg` before loading.
+ *
+ * Trigger programs return 1: a BPF program on a tracepoint that returns 0
+ * silences every perf event on that tracepoint, system-wide.
+ */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "agent/ranges/range_bpf_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct task_struct;
+
+/* Set by the agent before loading. */
+const volatile __u32 nr_cpus = 1;
+const volatile __u32 nr_events = 0;
+const volatile __u32 events_mask = 0;	/* bit e: event e is open (supported) */
+const volatile bool all_tasks = false;	/* -a: every task is measured */
+
+struct rb_config cfg = {};
+
+/* Counted: a program found another one mid-way on its CPU (a preempted
+ * trigger), so a stretch may be misplaced; the agent flags the views. */
+__u64 races = 0;
+/* Counted: task storage could not be had for a measured task. */
+__u64 storage_failures = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, 1);		/* nr_events * nr_cpus, set by the agent */
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rb_task);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rb_sums);
+} sums SEC(".maps");
+
+/* Per CPU: a trigger program is running (to see a preemption inside it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} in_trigger SEC(".maps");
+
+#define barrier() asm volatile("" ::: "memory")
+
+static __always_inline void read_counters(__u64 *now, __u32 plus)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bpf_perf_event_value v;
+
+	for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
+		now[e] = 0;
+		if (e >= nr_events)
+			break;
+		if (!(events_mask & (1u << e)))
+			continue;
+		if (bpf_perf_event_read_value(&counters, e * nr_cpus + cpu, &v, sizeof(v)) == 0)
+			now[e] = v.counter + ((plus >> e) & 1);
+	}
+}
+
+/* Add the stretch from st->last to now to every view open in views. */
+static __always_inline void add_stretch(const struct rb_task *st, const __u64 *now, __u64 views)
+{
+	__u32 zero = 0;
+	struct rb_sums *s = bpf_map_lookup_elem(&sums, &zero);
+
+	if (!s)
+		return;
+	for (__u32 v = 0; v <= RB_VIEWS_MAX; v++) {
+		__u32 events;
+
+		if (!(views & (1ull << v)))
+			continue;
+		events = v == RB_VIEW_TOTAL ? events_mask : cfg.views[v & (RB_VIEWS_MAX - 1)].events;
+		for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
+			if (e >= nr_events)
+				break;
+			if (events & (1u << e))
+				__sync_fetch_and_add(&s->count[v][e], now[e] - st->last[e]);
+		}
+	}
+}
+
+/* Which views' gates are open when the leaves in open_leaves are. */
+static __always_inline __u64 views_open(__u64 open_leaves)
+{
+	__u64 views = 1ull << RB_VIEW_TOTAL, stack = 0;
+
+	for (__u32 i = 0; i < RB_GATE_OPS_MAX; i++) {
+		struct rb_op_code op;
+		__u64 a, b;
+
+		if (i >= cfg.nr_gate_ops)
+			break;
+		op = cfg.gate_ops[i];
+		switch (op.op) {
+		case RB_OP_PUSH:
+			stack = stack << 1 | ((open_leaves >> (op.arg & 63)) & 1);
+			break;
+		case RB_OP_TRUE:
+			stack = stack << 1 | 1;
+			break;
+		case RB_OP_NOT:
+			stack ^= 1;
+			break;
+		case RB_OP_AND:
+		case RB_OP_OR:
+			a = stack & 1;
+			b = (stack >> 1) & 1;
+			stack = (stack >> 2) << 1 | (op.op == RB_OP_AND ? a & b : a | b);
+			break;
+		case RB_OP_VIEW:
+			if (stack & 1)
+				views |= 1ull << (op.arg & 63);
+			stack >>= 1;
+			break;
+		}
+	}
+	return views;
+}
+
+/* A task's range state as it begins: "..T" leaves open, others closed. */
+static __always_inline void task_begin(struct rb_task *st)
+{
+	for (__u32 i = 0; i < RB_LEAVES_MAX; i++)
+		st->depth[i] = (cfg.no_starter >> i) & 1;
+	st->open_leaves = cfg.no_starter & cfg.leaf_used;
+	st->open_views = views_open(st->open_leaves);
+	st->flags = (st->flags & ~(RB_TASK_NEW | RB_TASK_AT_EXEC | RB_TASK_ON_CPU)) |
+		    RB_TASK_TRACKED;
+}
+
+/* The task's storage; under -a every task gets one on first sight. */
+static __always_inline struct rb_task *task_state(struct task_struct *task)
+{
+	struct rb_task *st;
+
+	st = bpf_task_storage_get(&tasks, task, 0, all_tasks ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!st)
+		return 0;
+	if ((st->flags & RB_TASK_NEW) || (all_tasks && !(st->flags & RB_TASK_TRACKED)))
+		task_begin(st);
+	return st;
+}
+
+/* The running task st starts a stretch now (it had none). */
+static __always_inline void stretch_start(struct rb_task *st, const __u64 *now)
+{
+	for (__u32 e = 0; e < RB_EVENTS_MAX; e++)
+		st->last[e] = now[e];
+	st->flags |= RB_TASK_ON_CPU;
+}
+
+/* The running task's gate changes to views: close its stretch, start one. */
+static __always_inline void stretch_cut(struct rb_task *st, __u64 views, __u32 plus)
+{
+	__u64 now[RB_EVENTS_MAX];
+
+	st->flags |= RB_TASK_BUSY;
+	barrier();
+	read_counters(now, plus);
+	if (st->flags & RB_TASK_ON_CPU)
+		add_stretch(st, now, st->open_views);
+	stretch_start(st, now);
+	st->open_views = views;
+	barrier();
+	st->flags &= ~RB_TASK_BUSY;
+}
+
+/*
+ * Filters.  A predicate reads the trigger's record at the offsets of the
+ * tracepoint's format; strings are copied into a per-CPU scratch slot.
+ * rb_pred_match() is a global function, so that the verifier checks it
+ * once on its own, not once for every op and every byte of every string.
+ */
+struct scratch {
+	__u64 record;		/* the trigger's record (its address) */
+	__u64 stack;		/* the filter's RPN stack (in a map, so that the
+				 * verifier does not follow every value of it) */
+	__u32 first;		/* the trigger's first filter op */
+	char buf[RB_STR_MAX + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* Does buf hold p's string at byte at? */
+static __always_inline bool str_at(const char *buf, __u32 at, const struct rb_pred *p)
+{
+	for (__u32 i = 0; i < RB_STR_MAX; i++) {
+		if (i >= p->str_len)
+			break;
+		if (buf[(at + i) & RB_STR_MAX] != p->str[i])
+			return false;
+	}
+	return true;
+}
+
+struct str_search {
+	const char *buf;
+	const struct rb_pred *p;
+	bool found;
+};
+
+static long search_step(__u32 at, void *arg)
+{
+	struct str_search *s = arg;
+
+	s->found = str_at(s->buf, at, s->p);
+	return s->found;	/* 1 stops the loop */
+}
+
+/* A string field against p: "==" / "!=" and the forms of "~". */
+static __always_inline bool str_match(const char *buf, __u32 len, const struct rb_pred *p)
+{
+	__u32 n = p->str_len;
+	bool eq;
+
+	switch (p->match) {
+	case RB_MATCH_FULL:
+		eq = len == n && str_at(buf, 0, p);
+		break;
+	case RB_MATCH_FRONT:
+		eq = len >= n && str_at(buf, 0, p);
+		break;
+	case RB_MATCH_END:
+		eq = len >= n && str_at(buf, len - n, p);
+		break;
+	default: {
+		struct str_search s = { buf, p, false };
+
+		if (len >= n)
+			bpf_loop(len - n + 1, search_step, &s, 0);
+		eq = s.found;
+	}
+	}
+	return p->cmp == RB_CMP_NE ? !eq : eq;
+}
+
+static __always_inline bool number_match(__u64 raw, const struct rb_pred *p)
+{
+	__s64 sv;
+
+	switch (p->size) {
+	case 1: sv = (__s8)raw; raw &= 0xff; break;
+	case 2: sv = (__s16)raw; raw &= 0xffff; break;
+	case 4: sv = (__s32)raw; raw &= 0xffffffff; break;
+	default: sv = (__s64)raw; break;
+	}
+	switch (p->cmp) {
+	case RB_CMP_EQ: return raw == p->value;
+	case RB_CMP_NE: return raw != p->value;
+	case RB_CMP_BAND: return (raw & p->value) != 0;
+	}
+	if (p->is_signed) {
+		__s64 pv = (__s64)p->value;
+
+		switch (p->cmp) {
+		case RB_CMP_LT: return sv < pv;
+		case RB_CMP_LE: return sv <= pv;
+		case RB_CMP_GT: return sv > pv;
+		default: return sv >= pv;
+		}
+	}
+	switch (p->cmp) {
+	case RB_CMP_LT: return raw < p->value;
+	case RB_CMP_LE: return raw <= p->value;
+	case RB_CMP_GT: return raw > p->value;
+	default: return raw >= p->value;
+	}
+}
+
+/* Does the current trigger's record pass predicate pred? */
+__noinline int rb_pred_match(__u32 pred)
+{
+	const struct rb_pred *p = &cfg.preds[pred & (RB_PREDS_MAX - 1)];
+	__u32 zero = 0, loc = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u64 raw = 0;
+	long len;
+
+	if (!s)
+		return 0;
+	if (p->kind == RB_FIELD_CPU)
+		return number_match(bpf_get_smp_processor_id(), p);
+	if (p->kind == RB_FIELD_NUMBER) {
+		if (bpf_probe_read_kernel(&raw, p->size & 15, (void *)(s->record + p->offset)))
+			return 0;
+		return number_match(raw, p);
+	}
+	/* A string: in place (char name[size]), at a __data_loc, or comm. */
+	if (p->kind == RB_FIELD_COMM) {
+		bpf_get_current_comm(s->buf, 16);
+		s->buf[16] = 0;
+		len = bpf_probe_read_kernel_str(s->buf, RB_STR_MAX + 1, s->buf);
+	} else if (p->kind == RB_FIELD_DATA_LOC) {
+		if (bpf_probe_read_kernel(&loc, sizeof(loc), (void *)(s->record + p->offset)))
+			return 0;
+		len = bpf_probe_read_kernel_str(s->buf, RB_STR_MAX + 1,
+						(void *)(s->record + (loc & 0xffff)));
+	} else {
+		len = bpf_probe_read_kernel_str(s->buf, (p->size & (RB_STR_MAX - 1)) + 1,
+						(void *)(s->record + p->offset));
+	}
+	if (len <= 0)
+		return 0;
+	return str_match(s->buf, (__u32)(len - 1) & RB_STR_MAX, p);
+}
+
+/* One filter op, through bpf_loop(). */
+static long filter_step(__u32 i, void *arg)
+{
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct rb_op_code op;
+	__u64 a, b, top;
+
+	if (!s)
+		return 1;
+	op = cfg.filter_ops[(s->first + i) & (RB_FILTER_OPS_MAX - 1)];
+	if (op.op == RB_OP_PUSH) {
+		top = rb_pred_match(op.arg) != 0;
+		s->stack = s->stack << 1 | top;
+	} else if (op.op == RB_OP_NOT) {
+		s->stack ^= 1;
+	} else {
+		a = s->stack & 1;
+		b = (s->stack >> 1) & 1;
+		s->stack = (s->stack >> 2) << 1 | (op.op == RB_OP_AND ? a & b : a | b);
+	}
+	return 0;
+}
+
+/* The trigger's filter, evaluated as the kernel's filter would be. */
+static __always_inline bool filter_match(void *ctx, const struct rb_trigger *t)
+{
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!s)
+		return false;
+	s->record = (__u64)ctx;
+	s->stack = 0;
+	s->first = t->first_filter_op;
+	bpf_loop(t->nr_filter_ops < RB_FILTER_OPS_MAX ? t->nr_filter_ops : RB_FILTER_OPS_MAX,
+		 filter_step, 0, 0);
+	return s->stack & 1;
+}
+
+static __always_inline void trigger_hit(void *ctx, struct rb_task *st)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), views;
+	const struct rb_trigger *t;
+	bool flipped = false, stopped = false;
+
+	if (cookie >= RB_TRIGGERS_MAX)
+		return;
+	t = &cfg.triggers[cookie];
+	if (t->nr_filter_ops && !filter_match(ctx, t))
+		return;
+	for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
+		__u32 leaf;
+
+		if (i >= t->nr_starts)
+			break;
+		leaf = t->starts[i] & (RB_LEAVES_MAX - 1);
+		if (st->depth[leaf]++ == 0) {
+			st->open_leaves |= 1ull << leaf;
+			flipped = true;
+		}
+	}
+	for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
+		__u32 leaf;
+
+		if (i >= t->nr_stops)
+			break;
+		leaf = t->stops[i] & (RB_LEAVES_MAX - 1);
+		if (st->depth[leaf] == 0)
+			continue;
+		stopped = true;
+		if (--st->depth[leaf] == 0) {
+			st->open_leaves &= ~(1ull << leaf);
+			flipped = true;
+		}
+	}
+	if (!flipped)
+		return;
+	views = views_open(st->open_leaves);
+	if (views != st->open_views)
+		stretch_cut(st, views, stopped ? t->self_events : 0);
+}
+
+SEC("tracepoint")
+int on_trigger(void *ctx)
+{
+	struct rb_task *st = task_state(bpf_get_current_task_btf());
+	__u32 zero = 0, *busy;
+
+	if (!st || !(st->flags & RB_TASK_TRACKED))
+		return 1;
+	busy = bpf_map_lookup_elem(&in_trigger, &zero);
+	if (busy)
+		*busy = 1;
+	barrier();
+	trigger_hit(ctx, st);
+	barrier();
+	if (busy)
+		*busy = 0;
+	return 1;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct rb_task *out = task_state(prev), *in = task_state(next);
+	__u64 now[RB_EVENTS_MAX];
+	__u32 zero = 0, *busy;
+	bool leaving, coming;
+
+	leaving = out && (out->flags & (RB_TASK_TRACKED | RB_TASK_ON_CPU)) ==
+			 (RB_TASK_TRACKED | RB_TASK_ON_CPU);
+	coming = in && (in->flags & RB_TASK_TRACKED);
+	if (!leaving && !coming)
+		return 0;
+	busy = bpf_map_lookup_elem(&in_trigger, &zero);
+	if ((busy && *busy) || (leaving && (out->flags & RB_TASK_BUSY)))
+		__sync_fetch_and_add(&races, 1);
+	read_counters(now, 0);
+	if (leaving) {
+		add_stretch(out, now, out->open_views);
+		out->flags &= ~RB_TASK_ON_CPU;
+	}
+	if (coming)
+		stretch_start(in, now);
+	return 0;
+}
+
+/* A measured task's new thread or child is measured, from its own start. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct rb_task *p, *c;
+
+	if (all_tasks)
+		return 0;
+	p = bpf_task_storage_get(&tasks, parent, 0, 0);
+	if (!p || !(p->flags & RB_TASK_TRACKED))
+		return 0;
+	c = bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c) {
+		__sync_fetch_and_add(&storage_failures, 1);
+		return 0;
+	}
+	task_begin(c);
+	return 0;
+}
+
+/* The workload is measured from its exec, as perf's enable_on_exec. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	struct rb_task *st = bpf_task_storage_get(&tasks, p, 0, 0);
+	__u64 now[RB_EVENTS_MAX];
+
+	if (!st || !(st->flags & RB_TASK_AT_EXEC))
+		return 0;
+	task_begin(st);
+	st->flags |= RB_TASK_BUSY;
+	barrier();
+	read_counters(now, 0);
+	stretch_start(st, now);
+	barrier();
+	st->flags &= ~RB_TASK_BUSY;
+	return 0;
+}
+
+/*
+ * Run by the agent on one CPU (BPF_PROG_TEST_RUN, BPF_F_TEST_RUN_ON_CPU) in
+ * an interrupt: the task running there closes its stretch into the sums and
+ * starts a new one, so the sums are whole when the agent reads them.  A
+ * task the agent just began to measure starts its first stretch here.
+ */
+SEC("raw_tp")
+int flush(void *ctx)
+{
+	struct rb_task *st = task_state(bpf_get_current_task_btf());
+	__u64 now[RB_EVENTS_MAX];
+
+	if (!st || !(st->flags & RB_TASK_TRACKED))
+		return RB_FLUSH_DONE;
+	if (st->flags & RB_TASK_BUSY)
+		return RB_FLUSH_BUSY;
+	read_counters(now, 0);
+	if (st->flags & RB_TASK_ON_CPU)
+		add_stretch(st, now, st->open_views);
+	stretch_start(st, now);
+	return RB_FLUSH_DONE;
+}
