@@ -47,6 +47,7 @@ struct range_bpf {
 	struct perf_cpu_map *online;
 	size_t nr_events;
 	int *event_of_member;		/* set member -> counted event, or -1 */
+	size_t *first_of;		/* set member -> its tracepoint's first trigger */
 	uint32_t supported;		/* bit e: event e opened on every online CPU */
 	uint64_t *values;		/* [view][event], summed over CPUs */
 	struct rb_sums *percpu;		/* read buffer */
@@ -269,45 +270,70 @@ static int leaf_list(struct compiler *c, uint64_t mask, __u8 *list, __u8 *nr)
 	return 0;
 }
 
-/* The set's triggers, in member order: the cookie of each is its index. */
+static bool same_trigger_tracepoint(const struct range_set *rs, size_t a, size_t b)
+{
+	return rs->defs[a - 1].attr.type == rs->defs[b - 1].attr.type &&
+	       rs->defs[a - 1].attr.config == rs->defs[b - 1].attr.config;
+}
+
+static bool is_trigger(const struct range_set *rs, size_t m)
+{
+	return rs->members[m].starts || rs->members[m].stops;
+}
+
+/* The set's triggers, a tracepoint's together (filters in member order);
+ * first_of[m] is the index of member m's tracepoint's first trigger. */
 static int compile_triggers(struct compiler *c, const struct range_set *rs,
-			    const int *event_of_member)
+			    const int *event_of_member, size_t *first_of)
 {
 	struct rb_config *cfg = c->cfg;
 	__u32 nr_ops = 0;
 	size_t n = 0;
 
-	for (size_t m = 1; m <= rs->nr_events; m++) {
-		const struct range_member *mem = &rs->members[m];
-		const struct range_trigger *trig = rs->trigger_of[m - 1];
-		struct rb_trigger *t;
+	for (size_t head = 1; head <= rs->nr_events; head++) {
+		size_t first = n;
 
-		if (!mem->starts && !mem->stops)
+		if (!is_trigger(rs, head) || first_of[head] != SIZE_MAX)
 			continue;
-		if (n >= RB_TRIGGERS_MAX)
-			return refuse(c, "more than %d triggers", RB_TRIGGERS_MAX);
-		t = &cfg->triggers[n++];
-		if (leaf_list(c, mem->starts, t->starts, &t->nr_starts) ||
-		    leaf_list(c, mem->stops, t->stops, &t->nr_stops))
-			return -1;
-		for (size_t k = 1; k <= rs->nr_events; k++)
-			if (event_of_member[k] >= 0 && same_tracepoint(&rs->defs[k - 1], &rs->defs[m - 1]))
-				t->self_events |= 1u << event_of_member[k];
-		if (trig->filter) {
-			struct format f = { 0 };
-			int rc;
+		for (size_t m = head; m <= rs->nr_events; m++) {
+			const struct range_member *mem = &rs->members[m];
+			const struct range_trigger *trig = rs->trigger_of[m - 1];
+			struct rb_trigger *t;
 
-			if (format_load(&f, trig->subsys, trig->name)) {
-				format_free(&f);
-				return refuse(c, "cannot read the format of %s", trig->tracepoint);
-			}
-			t->first_filter_op = (__u16)nr_ops;
-			rc = emit_filter(c, &f, trig->filter, &nr_ops);
-			format_free(&f);
-			if (rc)
+			if (!is_trigger(rs, m) || !same_trigger_tracepoint(rs, head, m))
+				continue;
+			if (n >= RB_TRIGGERS_MAX)
+				return refuse(c, "more than %d triggers", RB_TRIGGERS_MAX);
+			if (n - first >= RB_CHAIN_MAX)
+				return refuse(c, "more than %d filters on %s", RB_CHAIN_MAX,
+					      trig->tracepoint);
+			first_of[m] = first;
+			t = &cfg->triggers[n++];
+			if (leaf_list(c, mem->starts, t->starts, &t->nr_starts) ||
+			    leaf_list(c, mem->stops, t->stops, &t->nr_stops))
 				return -1;
-			t->nr_filter_ops = (__u16)(nr_ops - t->first_filter_op);
+			for (size_t k = 1; k <= rs->nr_events; k++)
+				if (event_of_member[k] >= 0 &&
+				    same_tracepoint(&rs->defs[k - 1], &rs->defs[m - 1]))
+					t->self_events |= 1u << event_of_member[k];
+			if (trig->filter) {
+				struct format f = { 0 };
+				int rc;
+
+				if (format_load(&f, trig->subsys, trig->name)) {
+					format_free(&f);
+					return refuse(c, "cannot read the format of %s",
+						      trig->tracepoint);
+				}
+				t->first_filter_op = (__u16)nr_ops;
+				rc = emit_filter(c, &f, trig->filter, &nr_ops);
+				format_free(&f);
+				if (rc)
+					return -1;
+				t->nr_filter_ops = (__u16)(nr_ops - t->first_filter_op);
+			}
 		}
+		cfg->triggers[first].nr_chain = (__u8)(n - first);
 	}
 	return 0;
 }
@@ -323,9 +349,12 @@ static size_t number_events(const struct range_set *rs, int *event_of_member)
 }
 
 static int compile(const struct range_set *rs, struct rb_config *cfg, int *event_of_member,
-		   size_t *nr_events, char *why, size_t cap)
+		   size_t *first_of, size_t *nr_events, char *why, size_t cap)
 {
 	struct compiler c = { cfg, 0, why, cap };
+
+	for (size_t m = 0; m <= rs->nr_events; m++)
+		first_of[m] = SIZE_MAX;
 
 	memset(cfg, 0, sizeof(*cfg));
 	*nr_events = number_events(rs, event_of_member);
@@ -353,7 +382,7 @@ static int compile(const struct range_set *rs, struct rb_config *cfg, int *event
 			 (unsigned)s))
 			return -1;
 	}
-	return compile_triggers(&c, rs, event_of_member);
+	return compile_triggers(&c, rs, event_of_member, first_of);
 }
 
 int range_bpf_check(const struct range_set *rs, const struct range_set_target *target,
@@ -361,6 +390,7 @@ int range_bpf_check(const struct range_set *rs, const struct range_set_target *t
 {
 	struct rb_config *cfg = calloc(1, sizeof(*cfg));
 	int *event_of_member = calloc(rs->nr_events + 1, sizeof(int));
+	size_t *first_of = calloc(rs->nr_events + 1, sizeof(size_t));
 	size_t nr_events;
 	int rc = -1;
 
@@ -369,9 +399,10 @@ int range_bpf_check(const struct range_set *rs, const struct range_set_target *t
 	else if (target->cpu_list)
 		snprintf(why, cap, "ranges on a CPU list (-C)");
 	else
-		rc = compile(rs, cfg, event_of_member, &nr_events, why, cap);
+		rc = compile(rs, cfg, event_of_member, first_of, &nr_events, why, cap);
 	free(cfg);
 	free(event_of_member);
+	free(first_of);
 	return rc;
 }
 
@@ -465,14 +496,42 @@ static int attach(struct range_bpf *b, struct bpf_link *link, const char *what, 
 	return 0;
 }
 
+/*
+ * on_switch_out runs at every context switch of every online CPU, from a
+ * per-CPU "context-switches" software event with a period of 1: perf's
+ * own switch hook, which sees every switch its per-task counters see.
+ */
+static int attach_switches(struct range_bpf *b, char *why, size_t cap)
+{
+	for (int i = 0; i < perf_cpu_map__nr(b->online); i++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
+			.config = PERF_COUNT_SW_CONTEXT_SWITCHES, .sample_period = 1,
+		};
+		int cpu = perf_cpu_map__cpu(b->online, i).cpu;
+		int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+				      PERF_FLAG_FD_CLOEXEC);
+		struct bpf_link *link;
+
+		if (fd < 0) {
+			explain_refusal(errno, "cannot watch context switches", why, cap);
+			return -1;
+		}
+		link = bpf_program__attach_perf_event(b->skel->progs.on_switch_out, fd);
+		if (!link)
+			close(fd);
+		if (attach(b, link, "cannot attach to context switches", why, cap))
+			return -1;
+	}
+	return 0;
+}
+
 static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why, size_t cap)
 {
 	struct range_gate_bpf *skel = b->skel;
-	__u64 cookie = 0;
 	char what[300];
 
-	if (attach(b, bpf_program__attach(skel->progs.on_switch), "cannot attach to sched_switch",
-		   why, cap) ||
+	if (attach_switches(b, why, cap) ||
 	    attach(b, bpf_program__attach(skel->progs.on_fork),
 		   "cannot attach to sched_process_fork", why, cap) ||
 	    attach(b, bpf_program__attach(skel->progs.on_exec),
@@ -480,21 +539,25 @@ static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why
 		return -1;
 	for (size_t m = 1; m <= rs->nr_events; m++) {
 		const struct range_trigger *t = rs->trigger_of[m - 1];
-		LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = cookie);
+		LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = b->first_of[m]);
+		bool first = true;
 
-		if (!rs->members[m].starts && !rs->members[m].stops)
+		if (b->first_of[m] == SIZE_MAX)
 			continue;
+		for (size_t k = 1; k < m; k++)
+			first &= b->first_of[k] != b->first_of[m];
+		if (!first)
+			continue;	/* its tracepoint is attached already */
 		snprintf(what, sizeof(what), "cannot attach to %s", t->tracepoint);
 		if (attach(b, bpf_program__attach_tracepoint_opts(skel->progs.on_trigger,
 								  t->subsys, t->name, &opts),
 			   what, why, cap))
 			return -1;
-		cookie++;
 	}
 	return 0;
 }
 
-/* Measure task tid (flags: RB_TASK_AT_EXEC or RB_TASK_NEW | TRACKED).
+/* Measure task tid (flags: RB_TASK_AT_EXEC or RB_TASK_NEW).
  * 1 when marked now, 0 when it already was (or is gone). */
 static int mark_task(struct range_bpf *b, pid_t tid, __u32 flags)
 {
@@ -517,7 +580,7 @@ static void mark_threads(struct range_bpf *b, const struct range_set_target *tar
 	size_t before;
 
 	for (size_t i = 0; i < target->nr_roots; i++)
-		if (mark_task(b, target->roots[i], RB_TASK_TRACKED | RB_TASK_NEW) >= 0)
+		if (mark_task(b, target->roots[i], RB_TASK_NEW) >= 0)
 			tid_list_add(&seen, target->roots[i]);
 	if (!target->trees)
 		goto out;
@@ -532,7 +595,7 @@ static void mark_threads(struct range_bpf *b, const struct range_set_target *tar
 
 			tid_list_add(&seen, now.tids[i]);
 			if (seen.nr > n)
-				mark_task(b, now.tids[i], RB_TASK_TRACKED | RB_TASK_NEW);
+				mark_task(b, now.tids[i], RB_TASK_NEW);
 		}
 		free(now.tids);
 	} while (seen.nr != before);
@@ -552,11 +615,12 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	b->nr_cpus = libbpf_num_possible_cpus();
 	b->online = perf_cpu_map__new_online_cpus();
 	b->event_of_member = calloc(rs->nr_events + 1, sizeof(int));
+	b->first_of = calloc(rs->nr_events + 1, sizeof(size_t));
 	if (b->nr_cpus <= 0 || b->nr_cpus > RB_CPUS_MAX || !b->online) {
 		snprintf(why, cap, "cannot tell this machine's CPUs");
 		goto fail;
 	}
-	if (compile(rs, cfg, b->event_of_member, &b->nr_events, why, cap) ||
+	if (compile(rs, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap) ||
 	    open_counters(b, rs, why, cap))
 		goto fail;
 	b->skel = range_gate_bpf__open();
@@ -599,13 +663,26 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 		mark_threads(b, target);
 	b->values = calloc((RB_VIEWS_MAX + 1) * RB_EVENTS_MAX, sizeof(uint64_t));
 	b->percpu = calloc((size_t)b->nr_cpus, sizeof(struct rb_sums));
-	range_bpf_refresh(b);	/* running tasks start their first stretch */
+	/* Marked tasks that run now are measured from this flush on. */
+	b->skel->bss->flush_at_load = true;
+	range_bpf_refresh(b);
+	b->skel->bss->flush_at_load = false;
 	free(cfg);
 	return b;
 fail:
 	free(cfg);
 	range_bpf_close(b);
 	return NULL;
+}
+
+static uint64_t recursion_misses(struct bpf_program *prog)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return 0;
+	return info.recursion_misses;
 }
 
 static void detach(struct range_bpf *b)
@@ -634,11 +711,23 @@ void range_bpf_close(struct range_bpf *b)
 {
 	if (!b)
 		return;
+	if (getenv("PERFGATE_BPF_DEBUG") && b->skel && b->skel->bss)
+		fprintf(stderr, "range_bpf: misses trigger %llu switch %llu fork %llu exec %llu\n",
+			(unsigned long long)recursion_misses(b->skel->progs.on_trigger),
+			(unsigned long long)recursion_misses(b->skel->progs.on_switch_out),
+			(unsigned long long)recursion_misses(b->skel->progs.on_fork),
+			(unsigned long long)recursion_misses(b->skel->progs.on_exec));
+	if (getenv("PERFGATE_BPF_DEBUG") && b->skel && b->skel->bss)
+		fprintf(stderr, "range_bpf: races %llu storage %llu flush_busy %llu\n",
+			(unsigned long long)b->skel->bss->races,
+			(unsigned long long)b->skel->bss->storage_failures,
+			(unsigned long long)b->flush_busy);
 	detach(b);
 	range_gate_bpf__destroy(b->skel);
 	free(b->fds);
 	perf_cpu_map__put(b->online);
 	free(b->event_of_member);
+	free(b->first_of);
 	free(b->values);
 	free(b->percpu);
 	free(b);
@@ -701,23 +790,13 @@ bool range_bpf_supported(const struct range_bpf *b, size_t member)
 	return e >= 0 && (b->supported & (1u << e));
 }
 
-static uint64_t recursion_misses(struct bpf_program *prog)
-{
-	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-		return 0;
-	return info.recursion_misses;
-}
-
 uint64_t range_bpf_missed(const struct range_bpf *b)
 {
 	if (b->unloaded)
 		return b->missed_at_unload;
 	return b->skel->bss->races + b->skel->bss->storage_failures + b->flush_busy +
 	       recursion_misses(b->skel->progs.on_trigger) +
-	       recursion_misses(b->skel->progs.on_switch) +
+	       recursion_misses(b->skel->progs.on_switch_out) +
 	       recursion_misses(b->skel->progs.on_fork) +
 	       recursion_misses(b->skel->progs.on_exec);
 }

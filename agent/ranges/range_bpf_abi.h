@@ -25,6 +25,7 @@
 #define RB_GATE_OPS_MAX 256	/* gate ops of all views of a set */
 #define RB_TRIGGERS_MAX 64	/* distinct trigger (tracepoint, filter) pairs */
 #define RB_TRIGGER_LEAVES 8	/* leaves one trigger starts, and stops */
+#define RB_CHAIN_MAX 8		/* triggers (filters) on one tracepoint */
 #define RB_FILTER_OPS_MAX 128	/* filter ops of all triggers */
 #define RB_PREDS_MAX 64		/* predicates of all filters */
 #define RB_STR_MAX 64		/* bytes of a string a predicate compares with */
@@ -83,7 +84,11 @@ struct rb_pred {
 	char str[RB_STR_MAX];
 };
 
+/* A trigger: a tracepoint with a filter.  The triggers of one tracepoint
+ * are consecutive, and the first says how many (one program is attached
+ * per tracepoint, with the first's index as its cookie). */
 struct rb_trigger {
+	__u8 nr_chain;		/* the first of a tracepoint's: how many */
 	__u8 nr_starts, nr_stops;
 	__u8 starts[RB_TRIGGER_LEAVES];	/* leaves whose depth a hit raises */
 	__u8 stops[RB_TRIGGER_LEAVES];	/* leaves whose depth a hit lowers */
@@ -113,9 +118,7 @@ struct rb_config {
 enum rb_task_flags {
 	RB_TASK_TRACKED = 1,	/* counted: its stretches go to its open views */
 	RB_TASK_AT_EXEC = 2,	/* becomes tracked when it execs (the workload) */
-	RB_TASK_ON_CPU = 4,	/* last[] holds the counters at its last read */
-	RB_TASK_BUSY = 8,	/* a program is changing last[]: a flush waits */
-	RB_TASK_NEW = 16,	/* tracked by the agent: depths not set yet */
+	RB_TASK_NEW = 4,	/* marked by the agent: tracked from its next event */
 };
 
 struct rb_task {
@@ -123,8 +126,15 @@ struct rb_task {
 	__u32 pad;
 	__u64 open_leaves;	/* bit i: depth[i] > 0 */
 	__u64 open_views;	/* bit v: view v's gate is open (bit RB_VIEW_TOTAL always) */
-	__u64 last[RB_EVENTS_MAX];	/* counters on its CPU at the last read */
 	__u32 depth[RB_LEAVES_MAX];	/* nesting depth of every leaf */
+};
+
+/* A CPU's stretch: the counters when it began (at the last switch-out or
+ * cut on the CPU); it belongs to the task running there now. */
+struct rb_cpu {
+	__u64 mark[RB_EVENTS_MAX];
+	__u32 busy;		/* a cut is under way: a flush waits */
+	__u32 pad;
 };
 
 /* What every view counted, per CPU (the agent adds the CPUs). */

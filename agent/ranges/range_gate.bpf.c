@@ -5,13 +5,21 @@
  * The counted events are per-CPU perf events, opened by the agent and put
  * in the `counters` array at event * nr_cpus + cpu; a program reads its own
  * CPU's with bpf_perf_event_read_value().  Every measured task has a state
- * in task-local storage: the depth of each leaf ("S..T"), the views whose
- * gate is open, and the counters at the start of its current stretch.
- * A stretch ends, and its delta goes to the task's open views in `sums`,
- * when a trigger flips a view's gate, when the task leaves its CPU
- * (sched_switch), or when the agent asks for numbers (the flush program,
- * run on each CPU by BPF_PROG_TEST_RUN): so the maps are exact whenever
- * the agent reads them, and there is nothing to drain and nothing to lose.
+ * in task-local storage: the depth of each leaf ("S..T") and the views
+ * whose gate is open.  Each CPU has a stretch: the counters when it began.
+ * A stretch belongs to the task running on the CPU; it ends, and its delta
+ * goes to that task's open views in `sums`, when a trigger flips a view's
+ * gate, when the task leaves the CPU, or when the agent asks for numbers
+ * (the flush program, run on each CPU by BPF_PROG_TEST_RUN): so the maps
+ * are exact whenever the agent reads them, with nothing to drain or lose.
+ *
+ * The switch-out is seen where perf switches its per-task counters: a
+ * per-CPU "context-switches" software event with a sample period of 1
+ * runs on_switch_out in the outgoing task (prepare_task_switch).  Nothing
+ * needs the switch-in: the next stretch on a CPU begins where the last
+ * one ended, whoever comes in.  (The sched_switch tracepoint was the first
+ * choice, but on this project's VMs a task can come back onto a CPU
+ * without it firing; perf's own hook sees every switch.)
  *
  * One object serves any set: the gates, triggers and filters are tables
  * (range_bpf_abi.h) the agent writes into `cfg` before loading.
@@ -44,6 +52,7 @@ __u64 races = 0;
 /* Counted: task storage could not be had for a measured task. */
 __u64 storage_failures = 0;
 
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -65,13 +74,16 @@ struct {
 	__type(value, struct rb_sums);
 } sums SEC(".maps");
 
-/* Per CPU: a trigger program is running (to see a preemption inside it). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
-} in_trigger SEC(".maps");
+	__type(value, struct rb_cpu);
+} cpus SEC(".maps");
+
+/* The agent's flush while it loads a set: tasks it marked begin after the
+ * cut, so that their stretch starts at the load, not before it. */
+bool flush_at_load = false;
 
 #define barrier() asm volatile("" ::: "memory")
 
@@ -91,8 +103,8 @@ static __always_inline void read_counters(__u64 *now, __u32 plus)
 	}
 }
 
-/* Add the stretch from st->last to now to every view open in views. */
-static __always_inline void add_stretch(const struct rb_task *st, const __u64 *now, __u64 views)
+/* Add the stretch from base to now to every view open in views. */
+static __always_inline void add_stretch(const __u64 *base, const __u64 *now, __u64 views)
 {
 	__u32 zero = 0;
 	struct rb_sums *s = bpf_map_lookup_elem(&sums, &zero);
@@ -104,12 +116,12 @@ static __always_inline void add_stretch(const struct rb_task *st, const __u64 *n
 
 		if (!(views & (1ull << v)))
 			continue;
-		events = v == RB_VIEW_TOTAL ? events_mask : cfg.views[v & (RB_VIEWS_MAX - 1)].events;
+		events = v < RB_VIEWS_MAX ? cfg.views[v].events : events_mask;
 		for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
 			if (e >= nr_events)
 				break;
 			if (events & (1u << e))
-				__sync_fetch_and_add(&s->count[v][e], now[e] - st->last[e]);
+				__sync_fetch_and_add(&s->count[v][e], now[e] - base[e]);
 		}
 	}
 }
@@ -159,8 +171,7 @@ static __always_inline void task_begin(struct rb_task *st)
 		st->depth[i] = (cfg.no_starter >> i) & 1;
 	st->open_leaves = cfg.no_starter & cfg.leaf_used;
 	st->open_views = views_open(st->open_leaves);
-	st->flags = (st->flags & ~(RB_TASK_NEW | RB_TASK_AT_EXEC | RB_TASK_ON_CPU)) |
-		    RB_TASK_TRACKED;
+	st->flags = (st->flags & ~(RB_TASK_NEW | RB_TASK_AT_EXEC)) | RB_TASK_TRACKED;
 }
 
 /* The task's storage; under -a every task gets one on first sight. */
@@ -176,28 +187,27 @@ static __always_inline struct rb_task *task_state(struct task_struct *task)
 	return st;
 }
 
-/* The running task st starts a stretch now (it had none). */
-static __always_inline void stretch_start(struct rb_task *st, const __u64 *now)
-{
-	for (__u32 e = 0; e < RB_EVENTS_MAX; e++)
-		st->last[e] = now[e];
-	st->flags |= RB_TASK_ON_CPU;
-}
-
-/* The running task's gate changes to views: close its stretch, start one. */
-static __always_inline void stretch_cut(struct rb_task *st, __u64 views, __u32 plus)
+/*
+ * End the CPU's stretch now: its delta goes to the open views of st, the
+ * task that ran it (none when st is NULL or not measured), and a new one
+ * begins.  plus: events read as one more (a stopper's own hit).
+ */
+static __always_inline void stretch_cut(struct rb_cpu *c, const struct rb_task *st, __u32 plus)
 {
 	__u64 now[RB_EVENTS_MAX];
 
-	st->flags |= RB_TASK_BUSY;
-	barrier();
 	read_counters(now, plus);
-	if (st->flags & RB_TASK_ON_CPU)
-		add_stretch(st, now, st->open_views);
-	stretch_start(st, now);
-	st->open_views = views;
-	barrier();
-	st->flags &= ~RB_TASK_BUSY;
+	if (st && (st->flags & RB_TASK_TRACKED))
+		add_stretch(c->mark, now, st->open_views);
+	for (__u32 e = 0; e < RB_EVENTS_MAX; e++)
+		c->mark[e] = now[e];
+}
+
+static __always_inline struct rb_cpu *this_cpu(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpus, &zero);
 }
 
 /*
@@ -211,8 +221,10 @@ struct scratch {
 	__u64 stack;		/* the filter's RPN stack (in a map, so that the
 				 * verifier does not follow every value of it) */
 	__u32 first;		/* the trigger's first filter op */
-	char buf[RB_STR_MAX + 8];
+	char buf[2 * RB_STR_MAX];	/* indexed with & BUF_MASK */
 };
+
+#define BUF_MASK (2 * RB_STR_MAX - 1)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -227,7 +239,7 @@ static __always_inline bool str_at(const char *buf, __u32 at, const struct rb_pr
 	for (__u32 i = 0; i < RB_STR_MAX; i++) {
 		if (i >= p->str_len)
 			break;
-		if (buf[(at + i) & RB_STR_MAX] != p->str[i])
+		if (buf[(at + i) & BUF_MASK] != p->str[i & (RB_STR_MAX - 1)])
 			return false;
 	}
 	return true;
@@ -336,12 +348,13 @@ __noinline int rb_pred_match(__u32 pred)
 		len = bpf_probe_read_kernel_str(s->buf, RB_STR_MAX + 1,
 						(void *)(s->record + (loc & 0xffff)));
 	} else {
-		len = bpf_probe_read_kernel_str(s->buf, (p->size & (RB_STR_MAX - 1)) + 1,
-						(void *)(s->record + p->offset));
+		__u32 size = p->size < RB_STR_MAX ? p->size : RB_STR_MAX;
+
+		len = bpf_probe_read_kernel_str(s->buf, size + 1, (void *)(s->record + p->offset));
 	}
 	if (len <= 0)
 		return 0;
-	return str_match(s->buf, (__u32)(len - 1) & RB_STR_MAX, p);
+	return str_match(s->buf, len - 1 < RB_STR_MAX ? (__u32)(len - 1) : RB_STR_MAX, p);
 }
 
 /* One filter op, through bpf_loop(). */
@@ -384,92 +397,94 @@ static __always_inline bool filter_match(void *ctx, const struct rb_trigger *t)
 	return s->stack & 1;
 }
 
+/* A hit of the tracepoint whose triggers start at cfg.triggers[cookie]. */
 static __always_inline void trigger_hit(void *ctx, struct rb_task *st)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), views;
-	const struct rb_trigger *t;
-	bool flipped = false, stopped = false;
+	__u64 first = bpf_get_attach_cookie(ctx), views;
+	struct rb_cpu *c;
+	bool flipped = false;
+	__u32 plus = 0, chain;
 
-	if (cookie >= RB_TRIGGERS_MAX)
+	if (first >= RB_TRIGGERS_MAX)
 		return;
-	t = &cfg.triggers[cookie];
-	if (t->nr_filter_ops && !filter_match(ctx, t))
-		return;
-	for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
-		__u32 leaf;
+	chain = cfg.triggers[first].nr_chain;
+	for (__u32 k = 0; k < RB_CHAIN_MAX; k++) {
+		const struct rb_trigger *t;
+		bool stopped = false;
 
-		if (i >= t->nr_starts)
+		if (k >= chain || first + k >= RB_TRIGGERS_MAX)
 			break;
-		leaf = t->starts[i] & (RB_LEAVES_MAX - 1);
-		if (st->depth[leaf]++ == 0) {
-			st->open_leaves |= 1ull << leaf;
-			flipped = true;
-		}
-	}
-	for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
-		__u32 leaf;
-
-		if (i >= t->nr_stops)
-			break;
-		leaf = t->stops[i] & (RB_LEAVES_MAX - 1);
-		if (st->depth[leaf] == 0)
+		t = &cfg.triggers[(first + k) & (RB_TRIGGERS_MAX - 1)];
+		if (t->nr_filter_ops && !filter_match(ctx, t))
 			continue;
-		stopped = true;
-		if (--st->depth[leaf] == 0) {
-			st->open_leaves &= ~(1ull << leaf);
-			flipped = true;
+		for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
+			__u32 leaf;
+
+			if (i >= t->nr_starts)
+				break;
+			leaf = t->starts[i] & (RB_LEAVES_MAX - 1);
+			if (st->depth[leaf]++ == 0) {
+				st->open_leaves |= 1ull << leaf;
+				flipped = true;
+			}
 		}
+		for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
+			__u32 leaf;
+
+			if (i >= t->nr_stops)
+				break;
+			leaf = t->stops[i] & (RB_LEAVES_MAX - 1);
+			if (st->depth[leaf] == 0)
+				continue;
+			stopped = true;
+			if (--st->depth[leaf] == 0) {
+				st->open_leaves &= ~(1ull << leaf);
+				flipped = true;
+			}
+		}
+		if (stopped)
+			plus |= t->self_events;
 	}
 	if (!flipped)
 		return;
 	views = views_open(st->open_leaves);
-	if (views != st->open_views)
-		stretch_cut(st, views, stopped ? t->self_events : 0);
+	if (views == st->open_views)
+		return;
+	c = this_cpu();
+	if (!c)
+		return;
+	c->busy = 1;
+	barrier();
+	stretch_cut(c, st, plus);
+	st->open_views = views;
+	barrier();
+	c->busy = 0;
 }
 
 SEC("tracepoint")
 int on_trigger(void *ctx)
 {
 	struct rb_task *st = task_state(bpf_get_current_task_btf());
-	__u32 zero = 0, *busy;
 
-	if (!st || !(st->flags & RB_TASK_TRACKED))
-		return 1;
-	busy = bpf_map_lookup_elem(&in_trigger, &zero);
-	if (busy)
-		*busy = 1;
-	barrier();
-	trigger_hit(ctx, st);
-	barrier();
-	if (busy)
-		*busy = 0;
+	if (st && (st->flags & RB_TASK_TRACKED))
+		trigger_hit(ctx, st);
 	return 1;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/* The running task leaves its CPU: its stretch ends (perf's context-switch
+ * hook, in the outgoing task; see the top of the file). */
+SEC("perf_event")
+int on_switch_out(void *ctx)
 {
-	struct rb_task *out = task_state(prev), *in = task_state(next);
-	__u64 now[RB_EVENTS_MAX];
-	__u32 zero = 0, *busy;
-	bool leaving, coming;
+	struct rb_task *st = task_state(bpf_get_current_task_btf());
+	struct rb_cpu *c = this_cpu();
 
-	leaving = out && (out->flags & (RB_TASK_TRACKED | RB_TASK_ON_CPU)) ==
-			 (RB_TASK_TRACKED | RB_TASK_ON_CPU);
-	coming = in && (in->flags & RB_TASK_TRACKED);
-	if (!leaving && !coming)
+	if (!c)
 		return 0;
-	busy = bpf_map_lookup_elem(&in_trigger, &zero);
-	if ((busy && *busy) || (leaving && (out->flags & RB_TASK_BUSY)))
+	if (c->busy)
 		__sync_fetch_and_add(&races, 1);
-	read_counters(now, 0);
-	if (leaving) {
-		add_stretch(out, now, out->open_views);
-		out->flags &= ~RB_TASK_ON_CPU;
-	}
-	if (coming)
-		stretch_start(in, now);
-	return 0;
+	stretch_cut(c, st, 0);
+	return 0;	/* no sample */
 }
 
 /* A measured task's new thread or child is measured, from its own start. */
@@ -497,17 +512,19 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
 	struct rb_task *st = bpf_task_storage_get(&tasks, p, 0, 0);
-	__u64 now[RB_EVENTS_MAX];
+	struct rb_cpu *c;
 
 	if (!st || !(st->flags & RB_TASK_AT_EXEC))
 		return 0;
+	c = this_cpu();
+	if (!c)
+		return 0;
+	c->busy = 1;
+	barrier();
+	stretch_cut(c, 0, 0);	/* what ran before the exec is not counted */
 	task_begin(st);
-	st->flags |= RB_TASK_BUSY;
 	barrier();
-	read_counters(now, 0);
-	stretch_start(st, now);
-	barrier();
-	st->flags &= ~RB_TASK_BUSY;
+	c->busy = 0;
 	return 0;
 }
 
@@ -520,16 +537,24 @@ int BPF_PROG(on_exec, struct task_struct *p)
 SEC("raw_tp")
 int flush(void *ctx)
 {
-	struct rb_task *st = task_state(bpf_get_current_task_btf());
-	__u64 now[RB_EVENTS_MAX];
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct rb_task *st;
+	struct rb_cpu *c = this_cpu();
 
-	if (!st || !(st->flags & RB_TASK_TRACKED))
+	if (!c)
 		return RB_FLUSH_DONE;
-	if (st->flags & RB_TASK_BUSY)
+	if (c->busy)
 		return RB_FLUSH_BUSY;
-	read_counters(now, 0);
-	if (st->flags & RB_TASK_ON_CPU)
-		add_stretch(st, now, st->open_views);
-	stretch_start(st, now);
+	if (flush_at_load) {
+		/* Up to now the task was not measured; from now on it is. */
+		st = bpf_task_storage_get(&tasks, task, 0,
+					  all_tasks ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		stretch_cut(c, st, 0);
+		if (st && ((st->flags & RB_TASK_NEW) ||
+			   (all_tasks && !(st->flags & RB_TASK_TRACKED))))
+			task_begin(st);
+		return RB_FLUSH_DONE;
+	}
+	stretch_cut(c, task_state(task), 0);
 	return RB_FLUSH_DONE;
 }

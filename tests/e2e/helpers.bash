@@ -10,6 +10,8 @@
 # Environment (set by `make check`; defaults for running `bats` by hand):
 #   PERFGATE  the agent binary      MARKER  the marker helper
 #   SRCDIR    the source root       PG_TIMEOUT  seconds before giving up (10)
+#   PG_ARGS   options put before every agent command line (a file's setup
+#             sets them, e.g. ranges.bats its --range-backend)
 
 : "${SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
 : "${PERFGATE:=/work/main/agent/perfgate}"
@@ -81,7 +83,8 @@ ensure_tracefs() {
 # status is left in $status.  A run longer than PG_TIMEOUT is killed (124).
 pg() {
 	status=0
-	timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" "$@" \
+	# shellcheck disable=SC2086  # PG_ARGS is a list of words
+	timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" ${PG_ARGS:-} "$@" \
 		>"$T/out" 2>"$T/err" 3>&- </dev/null || status=$?
 }
 
@@ -90,7 +93,8 @@ pg() {
 # SIGINT and SIGTERM on to the agent alone and returns the agent's status,
 # and it kills an agent that runs for longer than PG_TIMEOUT.
 pg_bg() {
-	timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" "$@" \
+	# shellcheck disable=SC2086
+	timeout --foreground -k 2 "$PG_TIMEOUT" "$PERFGATE" ${PG_ARGS:-} "$@" \
 		>"$T/out" 2>"$T/err" 3>&- </dev/null &
 	AGENT_PID=$!
 }
