@@ -427,7 +427,6 @@ void session_abort(struct session *s)
 
 int session_finish(struct session *s)
 {
-	unsigned long long lost;
 	int code = 0;
 
 	/* The workload is reaped: every thread left its final record. */
@@ -447,10 +446,7 @@ int session_finish(struct session *s)
 	/* The last thing "stop" waits for: report and document are written. */
 	if (s->stop_channel)
 		control_reply(s->stop_channel, true, NULL);
-	lost = session_ranges_lost(s);
-	if (lost)
-		log_warn("%llu ring-buffer records were lost: range views are marked incomplete "
-			 "(a larger -m keeps more)", lost);
+	session_ranges_warn_lost(s);
 	session_free(s);
 	if (s->exit_signal) {
 		/* As perf stat: die of the signal that ended the run. */

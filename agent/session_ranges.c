@@ -275,13 +275,22 @@ uint64_t *session_ranges_values(const struct session *s, size_t *n)
 	return values;
 }
 
-unsigned long long session_ranges_lost(const struct session *s)
+void session_ranges_warn_lost(const struct session *s)
 {
-	unsigned long long lost = 0;
+	unsigned long long lost = 0, missed = 0;
 
-	for (size_t i = 0; i < s->nr_range_sets; i++)
-		lost += range_set_lost(s->range_sets[i]);
-	return lost;
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		if (range_set_is_bpf(s->range_sets[i]))
+			missed += range_set_lost(s->range_sets[i]);
+		else
+			lost += range_set_lost(s->range_sets[i]);
+	}
+	if (lost)
+		log_warn("%llu ring-buffer records were lost: range views are marked incomplete "
+			 "(a larger -m keeps more)", lost);
+	if (missed)
+		log_warn("%llu trigger hits or context switches could not be accounted in BPF: "
+			 "range views are marked incomplete", missed);
 }
 
 void session_ranges_free(struct session *s)

@@ -33,8 +33,8 @@ void session_ranges_finish(struct session *s);
  * events): a malloc'd array of *n, or NULL when there are none.  Views of
  * sets loaded later come after, so an earlier array is a prefix. */
 uint64_t *session_ranges_values(const struct session *s, size_t *n);
-/* Lost records, all sets together (for the exit summary). */
-unsigned long long session_ranges_lost(const struct session *s);
+/* Warn on stderr when range views are incomplete, saying why. */
+void session_ranges_warn_lost(const struct session *s);
 void session_ranges_free(struct session *s);
 
 #endif

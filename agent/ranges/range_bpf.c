@@ -48,7 +48,8 @@ struct range_bpf {
 	size_t nr_events;
 	int *event_of_member;		/* set member -> counted event, or -1 */
 	size_t *first_of;		/* set member -> its tracepoint's first trigger */
-	uint32_t supported;		/* bit e: event e opened on every online CPU */
+	uint32_t supported;		/* bit e: event e can be counted */
+	uint32_t perf_mask;		/* bit e: event e is a per-CPU perf counter */
 	uint64_t *values;		/* [view][event], summed over CPUs */
 	struct rb_sums *percpu;		/* read buffer */
 	struct timespec opened;
@@ -249,12 +250,11 @@ static int emit_filter(struct compiler *c, const struct format *f, const struct 
 	return 0;
 }
 
-/* Is counted event def this trigger's own tracepoint, unfiltered? */
-static bool same_tracepoint(const struct event_def *counted, const struct event_def *trigger)
+/* A counted tracepoint is counted in BPF, hit by hit; any other counted
+ * event by a per-CPU perf counter. */
+static bool counted_in_bpf(const struct range_set *rs, size_t m)
 {
-	return counted->is_tracepoint && !counted->filter &&
-	       counted->attr.type == trigger->attr.type &&
-	       counted->attr.config == trigger->attr.config;
+	return rs->members[m].counted && rs->defs[m - 1].is_tracepoint;
 }
 
 static int leaf_list(struct compiler *c, uint64_t mask, __u8 *list, __u8 *nr)
@@ -281,8 +281,41 @@ static bool is_trigger(const struct range_set *rs, size_t m)
 	return rs->members[m].starts || rs->members[m].stops;
 }
 
-/* The set's triggers, a tracepoint's together (filters in member order);
- * first_of[m] is the index of member m's tracepoint's first trigger. */
+/* Does a program go on member m's tracepoint? */
+static bool needs_program(const struct range_set *rs, size_t m)
+{
+	return is_trigger(rs, m) || counted_in_bpf(rs, m);
+}
+
+static int compile_trigger(struct compiler *c, const struct range_set *rs, size_t m,
+			   struct rb_trigger *t, __u32 *nr_ops)
+{
+	const struct range_member *mem = &rs->members[m];
+	const struct range_trigger *trig = rs->trigger_of[m - 1];
+	struct format f = { 0 };
+	int rc;
+
+	if (leaf_list(c, mem->starts, t->starts, &t->nr_starts) ||
+	    leaf_list(c, mem->stops, t->stops, &t->nr_stops))
+		return -1;
+	if (!trig || !trig->filter)
+		return 0;
+	if (format_load(&f, trig->subsys, trig->name)) {
+		format_free(&f);
+		return refuse(c, "cannot read the format of %s", trig->tracepoint);
+	}
+	t->first_filter_op = (__u16)*nr_ops;
+	rc = emit_filter(c, &f, trig->filter, nr_ops);
+	format_free(&f);
+	t->nr_filter_ops = (__u16)(*nr_ops - t->first_filter_op);
+	return rc;
+}
+
+/*
+ * The set's triggers, a tracepoint's together (its filters in member
+ * order), the first of each carrying the events counted at its hits;
+ * first_of[m] is the index of member m's tracepoint's first trigger.
+ */
 static int compile_triggers(struct compiler *c, const struct range_set *rs,
 			    const int *event_of_member, size_t *first_of)
 {
@@ -293,45 +326,23 @@ static int compile_triggers(struct compiler *c, const struct range_set *rs,
 	for (size_t head = 1; head <= rs->nr_events; head++) {
 		size_t first = n;
 
-		if (!is_trigger(rs, head) || first_of[head] != SIZE_MAX)
+		if (!needs_program(rs, head) || first_of[head] != SIZE_MAX)
 			continue;
 		for (size_t m = head; m <= rs->nr_events; m++) {
-			const struct range_member *mem = &rs->members[m];
-			const struct range_trigger *trig = rs->trigger_of[m - 1];
-			struct rb_trigger *t;
-
-			if (!is_trigger(rs, m) || !same_trigger_tracepoint(rs, head, m))
+			if (!needs_program(rs, m) || !same_trigger_tracepoint(rs, head, m))
 				continue;
+			first_of[m] = first;
+			if (counted_in_bpf(rs, m))
+				cfg->triggers[first].count_events |= 1u << event_of_member[m];
+			if (!is_trigger(rs, m) && n > first)
+				continue;	/* counted only: the head carries it */
 			if (n >= RB_TRIGGERS_MAX)
 				return refuse(c, "more than %d triggers", RB_TRIGGERS_MAX);
 			if (n - first >= RB_CHAIN_MAX)
 				return refuse(c, "more than %d filters on %s", RB_CHAIN_MAX,
-					      trig->tracepoint);
-			first_of[m] = first;
-			t = &cfg->triggers[n++];
-			if (leaf_list(c, mem->starts, t->starts, &t->nr_starts) ||
-			    leaf_list(c, mem->stops, t->stops, &t->nr_stops))
+					      rs->defs[m - 1].name);
+			if (compile_trigger(c, rs, m, &cfg->triggers[n++], &nr_ops))
 				return -1;
-			for (size_t k = 1; k <= rs->nr_events; k++)
-				if (event_of_member[k] >= 0 &&
-				    same_tracepoint(&rs->defs[k - 1], &rs->defs[m - 1]))
-					t->self_events |= 1u << event_of_member[k];
-			if (trig->filter) {
-				struct format f = { 0 };
-				int rc;
-
-				if (format_load(&f, trig->subsys, trig->name)) {
-					format_free(&f);
-					return refuse(c, "cannot read the format of %s",
-						      trig->tracepoint);
-				}
-				t->first_filter_op = (__u16)nr_ops;
-				rc = emit_filter(c, &f, trig->filter, &nr_ops);
-				format_free(&f);
-				if (rc)
-					return -1;
-				t->nr_filter_ops = (__u16)(nr_ops - t->first_filter_op);
-			}
 		}
 		cfg->triggers[first].nr_chain = (__u8)(n - first);
 	}
@@ -394,12 +405,8 @@ int range_bpf_check(const struct range_set *rs, const struct range_set_target *t
 	size_t nr_events;
 	int rc = -1;
 
-	if (target->scope == RANGE_SCOPE_CPU || range_set_per_cpu(rs))
-		snprintf(why, cap, "per-CPU range state (--range-scope cpu)");
-	else if (target->cpu_list)
-		snprintf(why, cap, "ranges on a CPU list (-C)");
-	else
-		rc = compile(rs, cfg, event_of_member, first_of, &nr_events, why, cap);
+	(void)target;
+	rc = compile(rs, cfg, event_of_member, first_of, &nr_events, why, cap);
 	free(cfg);
 	free(event_of_member);
 	free(first_of);
@@ -456,6 +463,10 @@ static int open_counters(struct range_bpf *b, const struct range_set *rs, char *
 
 		if (e < 0)
 			continue;
+		if (counted_in_bpf(rs, m)) {
+			b->supported |= 1u << e;	/* counted by the programs */
+			continue;
+		}
 		for (int i = 0; i < nr_online; i++) {
 			int cpu = perf_cpu_map__cpu(b->online, i).cpu;
 			struct perf_event_attr attr = rs->defs[m - 1].attr;
@@ -478,8 +489,10 @@ static int open_counters(struct range_bpf *b, const struct range_set *rs, char *
 			}
 			b->fds[(size_t)e * (size_t)b->nr_cpus + (size_t)cpu] = fd;
 		}
-		if (all)
+		if (all) {
 			b->supported |= 1u << e;
+			b->perf_mask |= 1u << e;
+		}
 	}
 	return 0;
 }
@@ -503,6 +516,8 @@ static int attach(struct range_bpf *b, struct bpf_link *link, const char *what, 
  */
 static int attach_switches(struct range_bpf *b, char *why, size_t cap)
 {
+	if (!b->perf_mask)
+		return 0;	/* only tracepoints, counted hit by hit: no stretches */
 	for (int i = 0; i < perf_cpu_map__nr(b->online); i++) {
 		struct perf_event_attr attr = {
 			.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
@@ -538,8 +553,8 @@ static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why
 		   "cannot attach to sched_process_exec", why, cap))
 		return -1;
 	for (size_t m = 1; m <= rs->nr_events; m++) {
-		const struct range_trigger *t = rs->trigger_of[m - 1];
 		LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = b->first_of[m]);
+		char subsys[64] = "", name[256] = "";
 		bool first = true;
 
 		if (b->first_of[m] == SIZE_MAX)
@@ -548,9 +563,11 @@ static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why
 			first &= b->first_of[k] != b->first_of[m];
 		if (!first)
 			continue;	/* its tracepoint is attached already */
-		snprintf(what, sizeof(what), "cannot attach to %s", t->tracepoint);
+		/* A resolved tracepoint's name is "subsys:name", as written. */
+		sscanf(rs->defs[m - 1].name, "%63[^:]:%255[^:]", subsys, name);
+		snprintf(what, sizeof(what), "cannot attach to %s", rs->defs[m - 1].name);
 		if (attach(b, bpf_program__attach_tracepoint_opts(skel->progs.on_trigger,
-								  t->subsys, t->name, &opts),
+								  subsys, name, &opts),
 			   what, why, cap))
 			return -1;
 	}
@@ -613,11 +630,15 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	libbpf_set_print(libbpf_quiet);
 	clock_gettime(CLOCK_MONOTONIC, &b->opened);
 	b->nr_cpus = libbpf_num_possible_cpus();
-	b->online = perf_cpu_map__new_online_cpus();
+	/* -C: counters, switch events and flushes on the listed CPUs only. */
+	b->online = target->cpu_list ? perf_cpu_map__new(target->cpu_list) :
+				       perf_cpu_map__new_online_cpus();
 	b->event_of_member = calloc(rs->nr_events + 1, sizeof(int));
 	b->first_of = calloc(rs->nr_events + 1, sizeof(size_t));
-	if (b->nr_cpus <= 0 || b->nr_cpus > RB_CPUS_MAX || !b->online) {
-		snprintf(why, cap, "cannot tell this machine's CPUs");
+	if (b->nr_cpus <= 0 || b->nr_cpus > RB_CPUS_MAX || !b->online ||
+	    perf_cpu_map__max(b->online).cpu >= b->nr_cpus) {
+		snprintf(why, cap, "cannot tell this machine's CPUs%s%s", target->cpu_list ? " in " : "",
+			 target->cpu_list ? target->cpu_list : "");
 		goto fail;
 	}
 	if (compile(rs, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap) ||
@@ -630,8 +651,16 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	}
 	b->skel->rodata->nr_cpus = (__u32)b->nr_cpus;
 	b->skel->rodata->nr_events = (__u32)b->nr_events;
-	b->skel->rodata->events_mask = b->supported;
+	b->skel->rodata->perf_mask = b->perf_mask;
 	b->skel->rodata->all_tasks = target->cpu_wide;
+	b->skel->rodata->cpu_scope = range_set_per_cpu(rs);
+	b->skel->rodata->cpu_list = target->cpu_list != NULL;
+	for (int i = 0; i < perf_cpu_map__nr(b->online); i++) {
+		int cpu = perf_cpu_map__cpu(b->online, i).cpu;
+
+		if (cpu >= 0 && cpu < RB_CPUS_MAX)
+			b->skel->rodata->cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
+	}
 	b->skel->bss->cfg = *cfg;
 	bpf_map__set_max_entries(b->skel->maps.counters,
 				 (__u32)(b->nr_events ? b->nr_events : 1) * (__u32)b->nr_cpus);
@@ -711,17 +740,6 @@ void range_bpf_close(struct range_bpf *b)
 {
 	if (!b)
 		return;
-	if (getenv("PERFGATE_BPF_DEBUG") && b->skel && b->skel->bss)
-		fprintf(stderr, "range_bpf: misses trigger %llu switch %llu fork %llu exec %llu\n",
-			(unsigned long long)recursion_misses(b->skel->progs.on_trigger),
-			(unsigned long long)recursion_misses(b->skel->progs.on_switch_out),
-			(unsigned long long)recursion_misses(b->skel->progs.on_fork),
-			(unsigned long long)recursion_misses(b->skel->progs.on_exec));
-	if (getenv("PERFGATE_BPF_DEBUG") && b->skel && b->skel->bss)
-		fprintf(stderr, "range_bpf: races %llu storage %llu flush_busy %llu\n",
-			(unsigned long long)b->skel->bss->races,
-			(unsigned long long)b->skel->bss->storage_failures,
-			(unsigned long long)b->flush_busy);
 	detach(b);
 	range_gate_bpf__destroy(b->skel);
 	free(b->fds);

@@ -23,8 +23,8 @@ struct range_bpf;
 
 /*
  * Can the set be counted in BPF at all (limits of the tables, filter forms
- * the programs evaluate, scopes the programs keep)?  0, or -1 with the
- * reason in why.  Needs no privilege: it is decided before anything opens.
+ * the programs evaluate)?  0, or -1 with the reason in why.  Needs no
+ * privilege: it is decided before anything opens.
  */
 int range_bpf_check(const struct range_set *rs, const struct range_set_target *target,
 		    char *why, size_t cap);

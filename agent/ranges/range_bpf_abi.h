@@ -93,10 +93,11 @@ struct rb_trigger {
 	__u8 starts[RB_TRIGGER_LEAVES];	/* leaves whose depth a hit raises */
 	__u8 stops[RB_TRIGGER_LEAVES];	/* leaves whose depth a hit lowers */
 	__u16 first_filter_op, nr_filter_ops;	/* 0 ops: every hit */
-	/* Counted events that are this very tracepoint: the hit itself is
-	 * counted after the program runs, and a stopper's own hit belongs
-	 * inside the range it stops, so it is read as one more. */
-	__u32 self_events;
+	/* The first of a tracepoint's: counted events that are this very
+	 * tracepoint.  They are counted here, one per hit, not by a perf
+	 * counter; a hit counts in the views open before it or after it, so
+	 * that it is inside the ranges it starts and those it stops. */
+	__u32 count_events;
 };
 
 /* The compiled set, in the program's .bss, written before it loads.
@@ -121,12 +122,17 @@ enum rb_task_flags {
 	RB_TASK_NEW = 4,	/* marked by the agent: tracked from its next event */
 };
 
-struct rb_task {
-	__u32 flags;
-	__u32 pad;
+/* A range state: a thread's (--range-scope thread) or a CPU's (cpu). */
+struct rb_state {
 	__u64 open_leaves;	/* bit i: depth[i] > 0 */
 	__u64 open_views;	/* bit v: view v's gate is open (bit RB_VIEW_TOTAL always) */
 	__u32 depth[RB_LEAVES_MAX];	/* nesting depth of every leaf */
+};
+
+struct rb_task {
+	__u32 flags;
+	__u32 pad;
+	struct rb_state state;	/* per-thread scope */
 };
 
 /* A CPU's stretch: the counters when it began (at the last switch-out or
@@ -134,7 +140,8 @@ struct rb_task {
 struct rb_cpu {
 	__u64 mark[RB_EVENTS_MAX];
 	__u32 busy;		/* a cut is under way: a flush waits */
-	__u32 pad;
+	__u32 begun;		/* state is set (per-CPU scope) */
+	struct rb_state state;	/* per-CPU scope */
 };
 
 /* What every view counted, per CPU (the agent adds the CPUs). */

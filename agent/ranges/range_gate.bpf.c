@@ -41,8 +41,11 @@ struct task_struct;
 /* Set by the agent before loading. */
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_events = 0;
-const volatile __u32 events_mask = 0;	/* bit e: event e is open (supported) */
-const volatile bool all_tasks = false;	/* -a: every task is measured */
+const volatile __u32 perf_mask = 0;	/* bit e: event e is a perf counter, opened */
+const volatile bool all_tasks = false;	/* -a, -C: every task is measured */
+const volatile bool cpu_scope = false;	/* range state per CPU, not per thread */
+const volatile bool cpu_list = false;	/* -C: only the CPUs in cpu_mask */
+const volatile __u64 cpu_mask[RB_CPUS_MAX / 64] = {};
 
 struct rb_config cfg = {};
 
@@ -87,23 +90,37 @@ bool flush_at_load = false;
 
 #define barrier() asm volatile("" ::: "memory")
 
-static __always_inline void read_counters(__u64 *now, __u32 plus)
+/*
+ * The CPU's counters now.  bpf_perf_event_read(), not _read_value(): the
+ * counters are never multiplexed (per-CPU, always on), so their enabled
+ * and running times, which cost a clock read each, are not needed.  An
+ * error comes back as a negative value; an event that fails reads 0.
+ */
+static __always_inline void read_counters(__u64 *now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct bpf_perf_event_value v;
 
 	for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
+		__u64 v;
+
 		now[e] = 0;
 		if (e >= nr_events)
 			break;
-		if (!(events_mask & (1u << e)))
+		if (!(perf_mask & (1u << e)))
 			continue;
-		if (bpf_perf_event_read_value(&counters, e * nr_cpus + cpu, &v, sizeof(v)) == 0)
-			now[e] = v.counter + ((plus >> e) & 1);
+		v = bpf_perf_event_read(&counters, e * nr_cpus + cpu);
+		if ((__s64)v < 0 && (__s64)v > -4096)
+			continue;
+		now[e] = v;
 	}
 }
 
-/* Add the stretch from base to now to every view open in views. */
+/*
+ * Add the stretch from base to now to every view open in views.  Plain
+ * adds: the sums are per CPU, and nothing else on the CPU adds while a
+ * program does (switches run with interrupts off; a flush waits while a
+ * cut is under way, see rb_cpu.busy).
+ */
 static __always_inline void add_stretch(const __u64 *base, const __u64 *now, __u64 views)
 {
 	__u32 zero = 0;
@@ -111,23 +128,72 @@ static __always_inline void add_stretch(const __u64 *base, const __u64 *now, __u
 
 	if (!s)
 		return;
-	for (__u32 v = 0; v <= RB_VIEWS_MAX; v++) {
+	for (__u32 v = 0; v < RB_VIEWS_MAX; v++) {
 		__u32 events;
 
+		if (v >= cfg.nr_views)
+			break;
 		if (!(views & (1ull << v)))
 			continue;
-		events = v < RB_VIEWS_MAX ? cfg.views[v].events : events_mask;
+		events = cfg.views[v].events & perf_mask;
 		for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
 			if (e >= nr_events)
 				break;
 			if (events & (1u << e))
-				__sync_fetch_and_add(&s->count[v][e], now[e] - base[e]);
+				s->count[v][e] += now[e] - base[e];
 		}
+	}
+	if (!(views & (1ull << RB_VIEW_TOTAL)))
+		return;
+	for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
+		if (e >= nr_events)
+			break;
+		if (perf_mask & (1u << e))
+			s->count[RB_VIEW_TOTAL][e] += now[e] - base[e];
 	}
 }
 
-/* Which views' gates are open when the leaves in open_leaves are. */
-static __always_inline __u64 views_open(__u64 open_leaves)
+/* One hit of a tracepoint counted in BPF: events (bits) go up by one in
+ * every view open in views that shows them. */
+__noinline int rb_count_hit(__u32 events, __u64 views)
+{
+	__u32 zero = 0;
+	struct rb_sums *s = bpf_map_lookup_elem(&sums, &zero);
+
+	if (!s)
+		return 0;
+	for (__u32 v = 0; v < RB_VIEWS_MAX; v++) {
+		__u32 shown;
+
+		if (v >= cfg.nr_views)
+			break;
+		if (!(views & (1ull << v)))
+			continue;
+		shown = cfg.views[v].events & events;
+		for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
+			if (e >= nr_events)
+				break;
+			if (shown & (1u << e))
+				s->count[v][e]++;
+		}
+	}
+	if (!(views & (1ull << RB_VIEW_TOTAL)))
+		return 0;
+	for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
+		if (e >= nr_events)
+			break;
+		if (events & (1u << e))
+			s->count[RB_VIEW_TOTAL][e]++;
+	}
+	return 0;
+}
+
+/*
+ * Which views' gates are open when the leaves in open_leaves are.  The
+ * heavier walks are global functions (rb_*): the verifier checks each
+ * once on its own, not again at every call and every loop around it.
+ */
+__noinline __u64 rb_views_open(__u64 open_leaves)
 {
 	__u64 views = 1ull << RB_VIEW_TOTAL, stack = 0;
 
@@ -164,13 +230,19 @@ static __always_inline __u64 views_open(__u64 open_leaves)
 	return views;
 }
 
-/* A task's range state as it begins: "..T" leaves open, others closed. */
-static __always_inline void task_begin(struct rb_task *st)
+/* A range state as it begins: "..T" leaves open, others closed. */
+static __always_inline void state_begin(struct rb_state *rs)
 {
 	for (__u32 i = 0; i < RB_LEAVES_MAX; i++)
-		st->depth[i] = (cfg.no_starter >> i) & 1;
-	st->open_leaves = cfg.no_starter & cfg.leaf_used;
-	st->open_views = views_open(st->open_leaves);
+		rs->depth[i] = (cfg.no_starter >> i) & 1;
+	rs->open_leaves = cfg.no_starter & cfg.leaf_used;
+	rs->open_views = rb_views_open(rs->open_leaves);
+}
+
+/* A task the agent or a program marked is measured from now on. */
+static __always_inline void task_begin(struct rb_task *st)
+{
+	state_begin(&st->state);
 	st->flags = (st->flags & ~(RB_TASK_NEW | RB_TASK_AT_EXEC)) | RB_TASK_TRACKED;
 }
 
@@ -188,26 +260,64 @@ static __always_inline struct rb_task *task_state(struct task_struct *task)
 }
 
 /*
- * End the CPU's stretch now: its delta goes to the open views of st, the
- * task that ran it (none when st is NULL or not measured), and a new one
- * begins.  plus: events read as one more (a stopper's own hit).
+ * End the CPU's stretch now: its delta goes to views, the views open for
+ * the task that ran it, and a new one begins.  A set that counts only
+ * tracepoints (counted in BPF, hit by hit) has no stretches.
  */
-static __always_inline void stretch_cut(struct rb_cpu *c, const struct rb_task *st, __u32 plus)
-{
-	__u64 now[RB_EVENTS_MAX];
-
-	read_counters(now, plus);
-	if (st && (st->flags & RB_TASK_TRACKED))
-		add_stretch(c->mark, now, st->open_views);
-	for (__u32 e = 0; e < RB_EVENTS_MAX; e++)
-		c->mark[e] = now[e];
-}
-
 static __always_inline struct rb_cpu *this_cpu(void)
 {
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&cpus, &zero);
+}
+
+__noinline int rb_cut(__u64 views)
+{
+	struct rb_cpu *c = this_cpu();
+	__u64 now[RB_EVENTS_MAX];
+
+	if (!c)
+		return 0;
+	read_counters(now);
+	if (views)
+		add_stretch(c->mark, now, views);
+	for (__u32 e = 0; e < RB_EVENTS_MAX; e++)
+		c->mark[e] = now[e];
+	return 0;
+}
+
+static __always_inline void stretch_cut(struct rb_cpu *c, __u64 views)
+{
+	(void)c;
+	if (perf_mask)
+		rb_cut(views);
+}
+
+static __always_inline bool cpu_listed(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return !cpu_list || ((cpu_mask[(cpu / 64) % (RB_CPUS_MAX / 64)] >> (cpu % 64)) & 1);
+}
+
+/* The range state a hit changes: the thread's, or its CPU's. */
+static __always_inline struct rb_state *state_of(struct rb_cpu *c, struct rb_task *st)
+{
+	if (!cpu_scope)
+		return &st->state;
+	if (!c->begun) {
+		state_begin(&c->state);
+		c->begun = 1;
+	}
+	return &c->state;
+}
+
+/* The views the CPU's stretch goes to: those open for the running task. */
+static __always_inline __u64 running_views(struct rb_cpu *c, struct rb_task *st)
+{
+	if (!st || !(st->flags & RB_TASK_TRACKED))
+		return 0;
+	return state_of(c, st)->open_views;
 }
 
 /*
@@ -381,15 +491,15 @@ static long filter_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* The trigger's filter, evaluated as the kernel's filter would be. */
-static __always_inline bool filter_match(void *ctx, const struct rb_trigger *t)
+/* The trigger's filter on the record in scratch, evaluated as the
+ * kernel's filter would be. */
+static __always_inline bool filter_match(const struct rb_trigger *t)
 {
 	__u32 zero = 0;
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 
 	if (!s)
 		return false;
-	s->record = (__u64)ctx;
 	s->stack = 0;
 	s->first = t->first_filter_op;
 	bpf_loop(t->nr_filter_ops < RB_FILTER_OPS_MAX ? t->nr_filter_ops : RB_FILTER_OPS_MAX,
@@ -397,25 +507,31 @@ static __always_inline bool filter_match(void *ctx, const struct rb_trigger *t)
 	return s->stack & 1;
 }
 
-/* A hit of the tracepoint whose triggers start at cfg.triggers[cookie]. */
-static __always_inline void trigger_hit(void *ctx, struct rb_task *st)
+/*
+ * A hit of the tracepoint whose triggers start at cfg.triggers[first]
+ * (its record in scratch): the depths of st change.  Returns the views
+ * open now if they changed, else 0 (open views always include the total).
+ */
+__noinline __u64 rb_trigger_apply(__u32 first, struct rb_state *st)
 {
-	__u64 first = bpf_get_attach_cookie(ctx), views;
-	struct rb_cpu *c;
 	bool flipped = false;
-	__u32 plus = 0, chain;
+	__u64 views;
+	__u32 chain;
 
-	if (first >= RB_TRIGGERS_MAX)
-		return;
+	if (!st)
+		return 0;
+	/* The caller checked first; the verifier needs the bound here too,
+	 * and barrier_var keeps clang from folding the mask away. */
+	barrier_var(first);
+	first &= RB_TRIGGERS_MAX - 1;
 	chain = cfg.triggers[first].nr_chain;
 	for (__u32 k = 0; k < RB_CHAIN_MAX; k++) {
 		const struct rb_trigger *t;
-		bool stopped = false;
 
 		if (k >= chain || first + k >= RB_TRIGGERS_MAX)
 			break;
 		t = &cfg.triggers[(first + k) & (RB_TRIGGERS_MAX - 1)];
-		if (t->nr_filter_ops && !filter_match(ctx, t))
+		if (t->nr_filter_ops && !filter_match(t))
 			continue;
 		for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
 			__u32 leaf;
@@ -436,38 +552,50 @@ static __always_inline void trigger_hit(void *ctx, struct rb_task *st)
 			leaf = t->stops[i] & (RB_LEAVES_MAX - 1);
 			if (st->depth[leaf] == 0)
 				continue;
-			stopped = true;
 			if (--st->depth[leaf] == 0) {
 				st->open_leaves &= ~(1ull << leaf);
 				flipped = true;
 			}
 		}
-		if (stopped)
-			plus |= t->self_events;
 	}
 	if (!flipped)
-		return;
-	views = views_open(st->open_leaves);
-	if (views == st->open_views)
-		return;
-	c = this_cpu();
-	if (!c)
-		return;
-	c->busy = 1;
-	barrier();
-	stretch_cut(c, st, plus);
-	st->open_views = views;
-	barrier();
-	c->busy = 0;
+		return 0;
+	views = rb_views_open(st->open_leaves);
+	return views != st->open_views ? views : 0;
 }
 
 SEC("tracepoint")
 int on_trigger(void *ctx)
 {
 	struct rb_task *st = task_state(bpf_get_current_task_btf());
+	__u64 first = bpf_get_attach_cookie(ctx), views;
+	struct scratch *scr;
+	struct rb_state *rs;
+	struct rb_cpu *c;
+	__u32 zero = 0, counted;
 
-	if (st && (st->flags & RB_TASK_TRACKED))
-		trigger_hit(ctx, st);
+	if (!st || !(st->flags & RB_TASK_TRACKED) || !cpu_listed() || first >= RB_TRIGGERS_MAX)
+		return 1;
+	c = this_cpu();
+	scr = bpf_map_lookup_elem(&scratch, &zero);
+	if (!c || !scr)
+		return 1;
+	scr->record = (__u64)ctx;	/* for the filters */
+	barrier_var(first);
+	first &= RB_TRIGGERS_MAX - 1;	/* for the verifier: the check is above */
+	rs = state_of(c, st);
+	views = rb_trigger_apply(first, rs);
+	counted = cfg.triggers[first].count_events;
+	if (counted)
+		rb_count_hit(counted, rs->open_views | views);
+	if (!views)
+		return 1;
+	c->busy = 1;
+	barrier();
+	stretch_cut(c, rs->open_views);	/* the stretch under the old gates */
+	rs->open_views = views;
+	barrier();
+	c->busy = 0;
 	return 1;
 }
 
@@ -483,7 +611,7 @@ int on_switch_out(void *ctx)
 		return 0;
 	if (c->busy)
 		__sync_fetch_and_add(&races, 1);
-	stretch_cut(c, st, 0);
+	stretch_cut(c, running_views(c, st));
 	return 0;	/* no sample */
 }
 
@@ -495,7 +623,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (all_tasks)
 		return 0;
-	p = bpf_task_storage_get(&tasks, parent, 0, 0);
+	p = task_state(parent);		/* a parent the agent marked is measured now */
 	if (!p || !(p->flags & RB_TASK_TRACKED))
 		return 0;
 	c = bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -521,7 +649,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 		return 0;
 	c->busy = 1;
 	barrier();
-	stretch_cut(c, 0, 0);	/* what ran before the exec is not counted */
+	stretch_cut(c, 0);	/* what ran before the exec is not counted */
 	task_begin(st);
 	barrier();
 	c->busy = 0;
@@ -549,12 +677,12 @@ int flush(void *ctx)
 		/* Up to now the task was not measured; from now on it is. */
 		st = bpf_task_storage_get(&tasks, task, 0,
 					  all_tasks ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-		stretch_cut(c, st, 0);
+		stretch_cut(c, running_views(c, st));
 		if (st && ((st->flags & RB_TASK_NEW) ||
 			   (all_tasks && !(st->flags & RB_TASK_TRACKED))))
 			task_begin(st);
 		return RB_FLUSH_DONE;
 	}
-	stretch_cut(c, task_state(task), 0);
+	stretch_cut(c, running_views(c, task_state(task)));
 	return RB_FLUSH_DONE;
 }

@@ -368,9 +368,9 @@ bool range_set_member_supported(const struct range_set *rs, size_t member)
 	return rs->groups && range_groups_supported(rs->groups, member);
 }
 
-const char *range_set_backend_name(const struct range_set *rs)
+bool range_set_is_bpf(const struct range_set *rs)
 {
-	return rs->bpf ? "bpf" : "sample";
+	return rs->bpf != NULL;
 }
 
 uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e)

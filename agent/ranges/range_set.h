@@ -106,8 +106,8 @@ size_t range_set_find_counted(const struct range_set *rs, const struct event_def
 void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value);
 /* Can the set count member m on this machine? */
 bool range_set_member_supported(const struct range_set *rs, size_t member);
-/* "bpf" or "sample": which backend counts the set. */
-const char *range_set_backend_name(const struct range_set *rs);
+/* Is the set counted by the BPF backend (else by samples)? */
+bool range_set_is_bpf(const struct range_set *rs);
 
 /* A view row: spec s, its event e. */
 size_t range_set_nr_events(const struct range_set *rs, size_t spec);
