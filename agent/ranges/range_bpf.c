@@ -60,6 +60,38 @@ struct range_bpf {
 
 /* ---- compiling a set into the program's tables --------------------------- */
 
+/* This architecture's syscall numbers, from <asm/unistd.h> at build time. */
+static const struct syscall_entry {
+	const char *name;
+	int nr;
+} syscall_table[] = {
+#include "agent/ranges/syscall_table.h"
+};
+
+/*
+ * The syscall number behind a "syscalls:sys_enter_NAME" or
+ * "syscalls:sys_exit_NAME" event, or -1 (another tracepoint, or a syscall
+ * this build's table does not know: it keeps a program of its own).
+ */
+static int syscall_of(const char *event, bool *is_exit)
+{
+	const char *name;
+
+	if (strncmp(event, "syscalls:sys_enter_", 19) == 0) {
+		name = event + 19;
+		*is_exit = false;
+	} else if (strncmp(event, "syscalls:sys_exit_", 18) == 0) {
+		name = event + 18;
+		*is_exit = true;
+	} else {
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(syscall_table) / sizeof(syscall_table[0]); i++)
+		if (strcmp(syscall_table[i].name, name) == 0)
+			return syscall_table[i].nr < RB_SYSCALLS_MAX ? syscall_table[i].nr : -1;
+	return -1;
+}
+
 struct compiler {
 	struct rb_config *cfg;
 	__u32 nr_preds;
@@ -311,6 +343,40 @@ static int compile_trigger(struct compiler *c, const struct range_set *rs, size_
 	return rc;
 }
 
+/* A syscall tracepoint's hits come from the raw syscall programs. */
+static void route_syscall(struct rb_config *cfg, const char *event, size_t first)
+{
+	bool is_exit;
+	int nr = syscall_of(event, &is_exit);
+
+	if (nr < 0 || first + 1 > 255)
+		return;
+	if (is_exit)
+		cfg->syscall_exit[nr] = (__u8)(first + 1);
+	else
+		cfg->syscall_enter[nr] = (__u8)(first + 1);
+}
+
+/* Does a syscall program carry the hits of the tracepoint whose first
+ * trigger is first (so that it needs no program of its own)? */
+static bool routed(const struct rb_config *cfg, const char *event, size_t first)
+{
+	bool is_exit;
+	int nr = syscall_of(event, &is_exit);
+
+	if (nr < 0)
+		return false;
+	return (is_exit ? cfg->syscall_exit[nr] : cfg->syscall_enter[nr]) == first + 1;
+}
+
+static bool any_routed(const __u8 *table)
+{
+	for (size_t i = 0; i < RB_SYSCALLS_MAX; i++)
+		if (table[i])
+			return true;
+	return false;
+}
+
 /*
  * The set's triggers, a tracepoint's together (its filters in member
  * order), the first of each carrying the events counted at its hits;
@@ -345,6 +411,7 @@ static int compile_triggers(struct compiler *c, const struct range_set *rs,
 				return -1;
 		}
 		cfg->triggers[first].nr_chain = (__u8)(n - first);
+		route_syscall(cfg, rs->defs[head - 1].name, first);
 	}
 	return 0;
 }
@@ -546,11 +613,21 @@ static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why
 	struct range_gate_bpf *skel = b->skel;
 	char what[300];
 
+	const struct rb_config *cfg = &skel->bss->cfg;
+
 	if (attach_switches(b, why, cap) ||
 	    attach(b, bpf_program__attach(skel->progs.on_fork),
 		   "cannot attach to sched_process_fork", why, cap) ||
 	    attach(b, bpf_program__attach(skel->progs.on_exec),
 		   "cannot attach to sched_process_exec", why, cap))
+		return -1;
+	if (any_routed(cfg->syscall_enter) &&
+	    attach(b, bpf_program__attach(skel->progs.on_sys_enter),
+		   "cannot attach to raw_syscalls:sys_enter", why, cap))
+		return -1;
+	if (any_routed(cfg->syscall_exit) &&
+	    attach(b, bpf_program__attach(skel->progs.on_sys_exit),
+		   "cannot attach to raw_syscalls:sys_exit", why, cap))
 		return -1;
 	for (size_t m = 1; m <= rs->nr_events; m++) {
 		LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = b->first_of[m]);
@@ -561,8 +638,8 @@ static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why
 			continue;
 		for (size_t k = 1; k < m; k++)
 			first &= b->first_of[k] != b->first_of[m];
-		if (!first)
-			continue;	/* its tracepoint is attached already */
+		if (!first || routed(cfg, rs->defs[m - 1].name, b->first_of[m]))
+			continue;	/* attached already, or a syscall program's */
 		/* A resolved tracepoint's name is "subsys:name", as written. */
 		sscanf(rs->defs[m - 1].name, "%63[^:]:%255[^:]", subsys, name);
 		snprintf(what, sizeof(what), "cannot attach to %s", rs->defs[m - 1].name);
@@ -654,6 +731,8 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	b->skel->rodata->perf_mask = b->perf_mask;
 	b->skel->rodata->all_tasks = target->cpu_wide;
 	b->skel->rodata->cpu_scope = range_set_per_cpu(rs);
+	for (size_t i = 0; i < RB_TRIGGERS_MAX; i++)
+		b->skel->rodata->has_filters |= cfg->triggers[i].nr_filter_ops > 0;
 	b->skel->rodata->cpu_list = target->cpu_list != NULL;
 	for (int i = 0; i < perf_cpu_map__nr(b->online); i++) {
 		int cpu = perf_cpu_map__cpu(b->online, i).cpu;

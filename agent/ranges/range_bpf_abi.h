@@ -31,6 +31,7 @@
 #define RB_STR_MAX 64		/* bytes of a string a predicate compares with */
 #define RB_STACK_MAX 32		/* depth of the RPN stacks (gate and filter) */
 #define RB_CPUS_MAX 1024	/* CPUs the per-CPU counter table indexes */
+#define RB_SYSCALLS_MAX 512	/* syscall numbers the raw syscall programs dispatch */
 
 /* Gate and filter ops: operands are pushed, operators pop them. */
 enum rb_op {
@@ -113,6 +114,12 @@ struct rb_config {
 	struct rb_trigger triggers[RB_TRIGGERS_MAX];
 	struct rb_op_code filter_ops[RB_FILTER_OPS_MAX];
 	struct rb_pred preds[RB_PREDS_MAX];
+	/* Syscall tracepoints go through the raw sys_enter / sys_exit
+	 * programs, far cheaper than a program on each syscalls:* event:
+	 * by syscall number, the index of the tracepoint's first trigger
+	 * plus one (0: not a trigger). */
+	__u8 syscall_enter[RB_SYSCALLS_MAX];
+	__u8 syscall_exit[RB_SYSCALLS_MAX];
 };
 
 /* A task's state, in task-local storage. */

@@ -38,6 +38,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 struct task_struct;
 
+/* The registers of a syscall (x86-64), read through CO-RE. */
+struct pt_regs {
+	unsigned long di, si, dx, r10, r8, r9, orig_ax;
+} __attribute__((preserve_access_index));
+
 /* Set by the agent before loading. */
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_events = 0;
@@ -46,6 +51,7 @@ const volatile bool all_tasks = false;	/* -a, -C: every task is measured */
 const volatile bool cpu_scope = false;	/* range state per CPU, not per thread */
 const volatile bool cpu_list = false;	/* -C: only the CPUs in cpu_mask */
 const volatile __u64 cpu_mask[RB_CPUS_MAX / 64] = {};
+const volatile bool has_filters = false;	/* some trigger has a filter */
 
 struct rb_config cfg = {};
 
@@ -328,6 +334,9 @@ static __always_inline __u64 running_views(struct rb_cpu *c, struct rb_task *st)
  */
 struct scratch {
 	__u64 record;		/* the trigger's record (its address) */
+	/* A syscall hit's record, as the syscalls:* event would have it:
+	 * common_pid at 4, __syscall_nr at 8, the arguments (or ret) at 16. */
+	__u64 syscall_record[8];
 	__u64 stack;		/* the filter's RPN stack (in a map, so that the
 				 * verifier does not follow every value of it) */
 	__u32 first;		/* the trigger's first filter op */
@@ -564,39 +573,112 @@ __noinline __u64 rb_trigger_apply(__u32 first, struct rb_state *st)
 	return views != st->open_views ? views : 0;
 }
 
-SEC("tracepoint")
-int on_trigger(void *ctx)
+/* A hit of the tracepoint whose triggers start at cfg.triggers[first],
+ * record: its record's address (for the filters). */
+static __always_inline void trigger_hit(__u64 first, __u64 record)
 {
 	struct rb_task *st = task_state(bpf_get_current_task_btf());
-	__u64 first = bpf_get_attach_cookie(ctx), views;
-	struct scratch *scr;
+	const struct rb_trigger *head;
 	struct rb_state *rs;
 	struct rb_cpu *c;
-	__u32 zero = 0, counted;
+	__u64 views = 0;
+	__u32 zero = 0;
 
 	if (!st || !(st->flags & RB_TASK_TRACKED) || !cpu_listed() || first >= RB_TRIGGERS_MAX)
-		return 1;
+		return;
 	c = this_cpu();
-	scr = bpf_map_lookup_elem(&scratch, &zero);
-	if (!c || !scr)
-		return 1;
-	scr->record = (__u64)ctx;	/* for the filters */
+	if (!c)
+		return;
+	if (has_filters) {
+		struct scratch *scr = bpf_map_lookup_elem(&scratch, &zero);
+
+		if (!scr)
+			return;
+		scr->record = record;
+	}
 	barrier_var(first);
 	first &= RB_TRIGGERS_MAX - 1;	/* for the verifier: the check is above */
+	head = &cfg.triggers[first];
 	rs = state_of(c, st);
-	views = rb_trigger_apply(first, rs);
-	counted = cfg.triggers[first].count_events;
-	if (counted)
-		rb_count_hit(counted, rs->open_views | views);
+	/* A tracepoint that is only counted (the hot case: the events in a
+	 * range) changes no depth. */
+	if (head->nr_starts || head->nr_stops || head->nr_chain > 1)
+		views = rb_trigger_apply(first, rs);
+	if (head->count_events)
+		rb_count_hit(head->count_events, rs->open_views | views);
 	if (!views)
-		return 1;
+		return;
 	c->busy = 1;
 	barrier();
 	stretch_cut(c, rs->open_views);	/* the stretch under the old gates */
 	rs->open_views = views;
 	barrier();
 	c->busy = 0;
+}
+
+/* A trigger on a tracepoint of its own; the cookie is its first trigger. */
+SEC("tracepoint")
+int on_trigger(void *ctx)
+{
+	trigger_hit(bpf_get_attach_cookie(ctx), (__u64)ctx);
 	return 1;
+}
+
+/* A syscall's record, for filters, where the syscalls:* event has it. */
+static __always_inline __u64 syscall_record(long nr, const unsigned long *vals, int n)
+{
+	__u32 zero = 0;
+	struct scratch *scr;
+
+	if (!has_filters)
+		return 0;
+	scr = bpf_map_lookup_elem(&scratch, &zero);
+	if (!scr)
+		return 0;
+	scr->syscall_record[0] = (bpf_get_current_pid_tgid() & 0xffffffff) << 32;
+	scr->syscall_record[1] = (__u64)nr;
+	for (int i = 0; i < 6; i++)
+		scr->syscall_record[2 + i] = i < n ? vals[i] : 0;
+	return (__u64)&scr->syscall_record;
+}
+
+/* Every syscall's entry: those that are triggers or counted go on. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	unsigned long args[6] = {};
+	__u8 first;
+
+	if ((unsigned long)id >= RB_SYSCALLS_MAX)
+		return 0;
+	first = cfg.syscall_enter[id];
+	if (!first)
+		return 0;
+	if (has_filters) {
+		args[0] = regs->di;
+		args[1] = regs->si;
+		args[2] = regs->dx;
+		args[3] = regs->r10;
+		args[4] = regs->r8;
+		args[5] = regs->r9;
+	}
+	trigger_hit(first - 1, syscall_record(id, args, has_filters ? 6 : 0));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	unsigned long id = regs->orig_ax, vals[1] = { (unsigned long)ret };
+	__u8 first;
+
+	if (id >= RB_SYSCALLS_MAX)
+		return 0;
+	first = cfg.syscall_exit[id];
+	if (!first)
+		return 0;
+	trigger_hit(first - 1, syscall_record((long)id, vals, 1));
+	return 0;
 }
 
 /* The running task leaves its CPU: its stretch ends (perf's context-switch

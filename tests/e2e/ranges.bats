@@ -269,3 +269,49 @@ PY
 	expect_status 129
 	grep -q "expected 'thread' or 'cpu'" "$T/err" || { show_run; false; }
 }
+
+@test "filters mean what the kernel's filters mean: numbers, &, !, || and common_pid" {
+	# Expected values are the kernel filter's own (the sample backend sets
+	# the filter with PERF_EVENT_IOC_SET_FILTER); the BPF backend evaluates
+	# the same filters itself.  The marker writes to its own fd, not 1.
+	local f want
+	while IFS=';' read -r f want; do
+		spec="$WRITE@$GETPPID..$WRITE($f)"
+		pg -x, -e "$spec" -- "$MARKER" getppid 1 write 2 write2 1 write 3
+		expect_status 0
+		expect_value "$spec" "$want"
+	done <<'LIST'
+fd == 1;6
+count == 1;1
+common_pid != 0;1
+count > 5;6
+count >= 2;3
+count & 2;3
+!(count == 1);3
+count == 2 || fd == 99;3
+LIST
+}
+
+@test "without CAP_BPF: --range-backend bpf says why and exits 255; by default, samples and a warning" {
+	[ "$PG_RANGE_BACKEND" = bpf ] || skip "about the BPF backend"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	no_bpf=(setpriv --bounding-set -bpf,-sys_admin --inh-caps=-bpf,-sys_admin --)
+	status=0
+	"${no_bpf[@]}" "$PERFGATE" --range-backend bpf -x, -e "$WRITE@$R_GATE" -- "$RANGER" 10 3 5 \
+		>"$T/out" 2>"$T/err" || status=$?
+	expect_status 255
+	grep -q "ranges cannot be counted in BPF: .*Operation not permitted (ranges in BPF need root, or CAP_BPF and CAP_PERFMON" "$T/err" ||
+		{ show_run; false; }
+	status=0
+	"${no_bpf[@]}" "$PERFGATE" -x, -e "$WRITE@$R_GATE" -- "$RANGER" 10 3 5 \
+		>"$T/out" 2>"$T/err" || status=$?
+	expect_status 0
+	grep -q "warning: ranges are counted from samples, not in BPF: .*CAP_BPF" "$T/err" || { show_run; false; }
+	expect_value "$WRITE@$R_GATE" 30
+}
+
+@test "--range-backend: a bad value is refused with what is expected" {
+	pg --range-backend ebpf -e "$WRITE@$R_GATE" -- true
+	expect_status 129
+	grep -q "expected 'bpf' or 'sample'" "$T/err" || { show_run; false; }
+}
