@@ -130,6 +130,10 @@ int session_ranges_open(struct session *s)
 	/* Ranges are not gated by the default window: with a workload they
 	 * count from its exec, whatever -D says. */
 	target = target_of(s, roots, nr_roots, s->has_workload);
+	/* -p: threads made while the set opens are found by walking again. */
+	target.trees = s->opts->pid_list != NULL;
+	target.tree_roots = roots;
+	target.nr_tree_roots = nr_roots;
 	rc = range_set_open(rs, &target, s->base, NULL, 0);
 	free(roots);
 	if (rc)

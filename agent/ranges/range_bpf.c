@@ -543,6 +543,10 @@ static int open_counters(struct range_bpf *b, const struct range_set *rs, char *
 			attr.disabled = 0;
 			attr.inherit = 0;
 			attr.read_format = 0;
+			/* Never multiplexed: a rotated counter reads stale
+			 * values; a pinned one that cannot be scheduled fails
+			 * its reads instead, which the programs count. */
+			attr.pinned = 1;
 			fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0) {
 				if (errno == EACCES || errno == EPERM) {
@@ -665,36 +669,71 @@ static int mark_task(struct range_bpf *b, pid_t tid, __u32 flags)
 	return rc == 0;
 }
 
-/* The target's threads, marked until a walk finds no new one: a thread
- * made by a thread not yet marked is seen by a later walk; one made by a
- * marked thread is marked by the fork program. */
+/*
+ * The target's threads, marked.  A thread made by a marked thread is
+ * marked by the fork program; one made meanwhile by a thread not marked
+ * yet is found by walking the tree again, as long as a walk still marks
+ * some thread (at most 16 walks, so a tree that never stops forking
+ * cannot hold the agent).
+ */
 static void mark_threads(struct range_bpf *b, const struct range_set_target *target)
 {
-	struct tid_list seen = { 0 };
-	size_t before;
+	int marked = 0;
 
 	for (size_t i = 0; i < target->nr_roots; i++)
-		if (mark_task(b, target->roots[i], RB_TASK_NEW) >= 0)
-			tid_list_add(&seen, target->roots[i]);
-	if (!target->trees)
-		goto out;
-	do {
+		marked += mark_task(b, target->roots[i], RB_TASK_NEW);
+	for (int walk = 0; target->trees && marked && walk < 16; walk++) {
 		struct tid_list now = { 0 };
 
-		before = seen.nr;
 		for (size_t i = 0; i < target->nr_tree_roots; i++)
 			target_process_tree(&now, target->tree_roots[i]);
-		for (size_t i = 0; i < now.nr; i++) {
-			size_t n = seen.nr;
-
-			tid_list_add(&seen, now.tids[i]);
-			if (seen.nr > n)
-				mark_task(b, now.tids[i], RB_TASK_NEW);
-		}
+		marked = 0;
+		for (size_t i = 0; i < now.nr; i++)
+			marked += mark_task(b, now.tids[i], RB_TASK_NEW);
 		free(now.tids);
-	} while (seen.nr != before);
-out:
-	free(seen.tids);
+	}
+}
+
+/* Is a CPU of the -C list offline?  (Its counters cannot be opened.) */
+static bool cpus_offline(struct perf_cpu_map *list, char *why, size_t cap)
+{
+	struct perf_cpu_map *online = perf_cpu_map__new_online_cpus();
+	bool off = false;
+
+	for (int i = 0; !off && online && i < perf_cpu_map__nr(list); i++) {
+		struct perf_cpu cpu = perf_cpu_map__cpu(list, i);
+
+		if (!perf_cpu_map__has(online, cpu)) {
+			snprintf(why, cap, "CPU %d of the -C list is not online", cpu.cpu);
+			off = true;
+		}
+	}
+	perf_cpu_map__put(online);
+	return off;
+}
+
+/* Does a member's tracepoint need a program of its own (not routed
+ * through the raw syscall programs)? */
+static bool needs_tracepoint_program(const struct range_bpf *b, const struct range_set *rs,
+				     const struct rb_config *cfg)
+{
+	for (size_t m = 1; m <= rs->nr_events; m++)
+		if (b->first_of[m] != SIZE_MAX && !routed(cfg, rs->defs[m - 1].name, b->first_of[m]))
+			return true;
+	return false;
+}
+
+/* The verifier's time is most of a set's start-up (about 0.4 s of CPU for
+ * every program): programs the set does not use are not loaded. */
+static void load_only_what_is_used(struct range_bpf *b, const struct range_set *rs,
+				   const struct rb_config *cfg)
+{
+	struct range_gate_bpf *skel = b->skel;
+
+	bpf_program__set_autoload(skel->progs.on_trigger, needs_tracepoint_program(b, rs, cfg));
+	bpf_program__set_autoload(skel->progs.on_sys_enter, any_routed(cfg->syscall_enter));
+	bpf_program__set_autoload(skel->progs.on_sys_exit, any_routed(cfg->syscall_exit));
+	bpf_program__set_autoload(skel->progs.on_switch_out, b->perf_mask != 0);
 }
 
 struct range_bpf *range_bpf_open(const struct range_set *rs,
@@ -712,6 +751,8 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 				       perf_cpu_map__new_online_cpus();
 	b->event_of_member = calloc(rs->nr_events + 1, sizeof(int));
 	b->first_of = calloc(rs->nr_events + 1, sizeof(size_t));
+	if (target->cpu_list && b->online && cpus_offline(b->online, why, cap))
+		goto fail;
 	if (b->nr_cpus <= 0 || b->nr_cpus > RB_CPUS_MAX || !b->online ||
 	    perf_cpu_map__max(b->online).cpu >= b->nr_cpus) {
 		snprintf(why, cap, "cannot tell this machine's CPUs%s%s", target->cpu_list ? " in " : "",
@@ -743,6 +784,7 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	b->skel->bss->cfg = *cfg;
 	bpf_map__set_max_entries(b->skel->maps.counters,
 				 (__u32)(b->nr_events ? b->nr_events : 1) * (__u32)b->nr_cpus);
+	load_only_what_is_used(b, rs, cfg);
 	err = range_gate_bpf__load(b->skel);
 	if (err) {
 		explain_refusal(-err > 0 ? -err : errno, "the kernel refused the range programs",
@@ -788,13 +830,22 @@ static uint64_t recursion_misses(struct bpf_program *prog)
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+	if (bpf_program__fd(prog) < 0 ||	/* not loaded: the set did not need it */
+	    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 		return 0;
 	return info.recursion_misses;
 }
 
 static void detach(struct range_bpf *b)
 {
+	/* The counters array holds the perf files too: empty it, so that an
+	 * unloaded set gives its counters back. */
+	for (size_t i = 0; b->skel && b->fds && i < b->nr_events * (size_t)b->nr_cpus; i++) {
+		__u32 key = (__u32)i;
+
+		if (b->fds[i] >= 0)
+			bpf_map_delete_elem(bpf_map__fd(b->skel->maps.counters), &key);
+	}
 	for (size_t i = 0; i < b->nr_links; i++)
 		bpf_link__destroy(b->links[i]);
 	free(b->links);
@@ -893,6 +944,8 @@ uint64_t range_bpf_missed(const struct range_bpf *b)
 		return b->missed_at_unload;
 	return b->skel->bss->races + b->skel->bss->storage_failures + b->flush_busy +
 	       recursion_misses(b->skel->progs.on_trigger) +
+	       recursion_misses(b->skel->progs.on_sys_enter) +
+	       recursion_misses(b->skel->progs.on_sys_exit) +
 	       recursion_misses(b->skel->progs.on_switch_out) +
 	       recursion_misses(b->skel->progs.on_fork) +
 	       recursion_misses(b->skel->progs.on_exec);

@@ -40,8 +40,12 @@ struct task_struct;
 
 /* The registers of a syscall (x86-64), read through CO-RE. */
 struct pt_regs {
-	unsigned long di, si, dx, r10, r8, r9, orig_ax;
+	unsigned long di, si, dx, r10, r8, r9, orig_ax, cs;
 } __attribute__((preserve_access_index));
+
+/* A 32-bit task's syscall (its numbers are not these): the kernel's
+ * syscalls:* events leave them out, and so do these programs. */
+#define USER32_CS 0x23
 
 /* Set by the agent before loading. */
 const volatile __u32 nr_cpus = 1;
@@ -55,8 +59,10 @@ const volatile bool has_filters = false;	/* some trigger has a filter */
 
 struct rb_config cfg = {};
 
-/* Counted: a program found another one mid-way on its CPU (a preempted
- * trigger), so a stretch may be misplaced; the agent flags the views. */
+/* Counted: a hit or a stretch the programs could not account exactly (a
+ * trigger inside another program's cut on the CPU, a counter that could
+ * not be read, a string longer than a filter keeps); the agent flags the
+ * views incomplete. */
 __u64 races = 0;
 /* Counted: task storage could not be had for a measured task. */
 __u64 storage_failures = 0;
@@ -102,21 +108,25 @@ bool flush_at_load = false;
  * and running times, which cost a clock read each, are not needed.  An
  * error comes back as a negative value; an event that fails reads 0.
  */
-static __always_inline void read_counters(__u64 *now)
+static __always_inline void read_counters(__u64 *now, const __u64 *mark)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 
 	for (__u32 e = 0; e < RB_EVENTS_MAX; e++) {
 		__u64 v;
 
-		now[e] = 0;
+		now[e] = mark[e];
 		if (e >= nr_events)
 			break;
 		if (!(perf_mask & (1u << e)))
 			continue;
 		v = bpf_perf_event_read(&counters, e * nr_cpus + cpu);
-		if ((__s64)v < 0 && (__s64)v > -4096)
+		if ((__s64)v < 0 && (__s64)v > -4096) {
+			/* Not readable (a pinned counter that lost its place):
+			 * the stretch is lost, and said so. */
+			__sync_fetch_and_add(&races, 1);
 			continue;
+		}
 		now[e] = v;
 	}
 }
@@ -252,18 +262,6 @@ static __always_inline void task_begin(struct rb_task *st)
 	st->flags = (st->flags & ~(RB_TASK_NEW | RB_TASK_AT_EXEC)) | RB_TASK_TRACKED;
 }
 
-/* The task's storage; under -a every task gets one on first sight. */
-static __always_inline struct rb_task *task_state(struct task_struct *task)
-{
-	struct rb_task *st;
-
-	st = bpf_task_storage_get(&tasks, task, 0, all_tasks ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	if (!st)
-		return 0;
-	if ((st->flags & RB_TASK_NEW) || (all_tasks && !(st->flags & RB_TASK_TRACKED)))
-		task_begin(st);
-	return st;
-}
 
 /*
  * End the CPU's stretch now: its delta goes to views, the views open for
@@ -284,7 +282,7 @@ __noinline int rb_cut(__u64 views)
 
 	if (!c)
 		return 0;
-	read_counters(now);
+	read_counters(now, c->mark);
 	if (views)
 		add_stretch(c->mark, now, views);
 	for (__u32 e = 0; e < RB_EVENTS_MAX; e++)
@@ -316,6 +314,32 @@ static __always_inline struct rb_state *state_of(struct rb_cpu *c, struct rb_tas
 		c->begun = 1;
 	}
 	return &c->state;
+}
+
+/*
+ * The storage of task, the running task (or, for a fork, its parent, also
+ * running); under -a every task gets one on first sight.  A task the
+ * agent marked begins here: the CPU's stretch so far is cut first and
+ * goes to nobody, so that its first stretch starts now.
+ */
+static __always_inline struct rb_task *task_state(struct task_struct *task)
+{
+	struct rb_task *st;
+	struct rb_cpu *c;
+
+	st = bpf_task_storage_get(&tasks, task, 0, all_tasks ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!st) {
+		if (all_tasks)
+			__sync_fetch_and_add(&storage_failures, 1);
+		return 0;
+	}
+	if (!(st->flags & RB_TASK_NEW) && !(all_tasks && !(st->flags & RB_TASK_TRACKED)))
+		return st;
+	c = this_cpu();
+	if (c && perf_mask)
+		rb_cut(0);
+	task_begin(st);
+	return st;
 }
 
 /* The views the CPU's stretch goes to: those open for the running task. */
@@ -467,12 +491,25 @@ __noinline int rb_pred_match(__u32 pred)
 		len = bpf_probe_read_kernel_str(s->buf, RB_STR_MAX + 1,
 						(void *)(s->record + (loc & 0xffff)));
 	} else {
+		/* char name[size]: the string ends at its NUL or at size, as
+		 * the kernel's filter reads it; never past the array. */
 		__u32 size = p->size < RB_STR_MAX ? p->size : RB_STR_MAX;
 
-		len = bpf_probe_read_kernel_str(s->buf, size + 1, (void *)(s->record + p->offset));
+		if (!size || bpf_probe_read_kernel(s->buf, size & (2 * RB_STR_MAX - 1),
+						   (void *)(s->record + p->offset)))
+			return 0;
+		for (len = 0; len < RB_STR_MAX; len++)
+			if (len >= size || !s->buf[len & BUF_MASK])
+				break;
+		len++;	/* as the _str helpers count: with the NUL */
 	}
 	if (len <= 0)
 		return 0;
+	if (len - 1 >= RB_STR_MAX && (p->match == RB_MATCH_END || p->match == RB_MATCH_MIDDLE)) {
+		/* Longer than the bytes kept: where it ends is unknown. */
+		__sync_fetch_and_add(&races, 1);
+		return 0;
+	}
 	return str_match(s->buf, len - 1 < RB_STR_MAX ? (__u32)(len - 1) : RB_STR_MAX, p);
 }
 
@@ -540,7 +577,7 @@ __noinline __u64 rb_trigger_apply(__u32 first, struct rb_state *st)
 		if (k >= chain || first + k >= RB_TRIGGERS_MAX)
 			break;
 		t = &cfg.triggers[(first + k) & (RB_TRIGGERS_MAX - 1)];
-		if (t->nr_filter_ops && !filter_match(t))
+		if (has_filters && t->nr_filter_ops && !filter_match(t))
 			continue;
 		for (__u32 i = 0; i < RB_TRIGGER_LEAVES; i++) {
 			__u32 leaf;
@@ -573,45 +610,62 @@ __noinline __u64 rb_trigger_apply(__u32 first, struct rb_state *st)
 	return views != st->open_views ? views : 0;
 }
 
-/* A hit of the tracepoint whose triggers start at cfg.triggers[first],
- * record: its record's address (for the filters). */
+/*
+ * A hit of the tracepoint whose triggers start at cfg.triggers[first],
+ * record: its record's address (for the filters).
+ *
+ * Programs can nest on a CPU: a trigger in interrupt context (irq, timer,
+ * a wakeup) can fire inside a syscall trigger or inside the agent's flush
+ * on its own CPU.  The CPU's busy flag makes the inner one a counted miss
+ * (the views are flagged) instead of a cut inside a cut.
+ */
 static __always_inline void trigger_hit(__u64 first, __u64 record)
 {
-	struct rb_task *st = task_state(bpf_get_current_task_btf());
+	struct rb_task *st;
 	const struct rb_trigger *head;
 	struct rb_state *rs;
-	struct rb_cpu *c;
-	__u64 views = 0;
+	struct rb_cpu *c = this_cpu();
+	__u64 views = 0, before;
 	__u32 zero = 0;
 
-	if (!st || !(st->flags & RB_TASK_TRACKED) || !cpu_listed() || first >= RB_TRIGGERS_MAX)
+	if (!c || !cpu_listed() || first >= RB_TRIGGERS_MAX)
 		return;
-	c = this_cpu();
-	if (!c)
+	if (c->busy) {
+		__sync_fetch_and_add(&races, 1);
 		return;
+	}
+	c->busy = 1;
+	barrier();
+	st = task_state(bpf_get_current_task_btf());
+	if (!st || !(st->flags & RB_TASK_TRACKED))
+		goto out;
 	if (has_filters) {
 		struct scratch *scr = bpf_map_lookup_elem(&scratch, &zero);
 
 		if (!scr)
-			return;
+			goto out;
 		scr->record = record;
 	}
 	barrier_var(first);
 	first &= RB_TRIGGERS_MAX - 1;	/* for the verifier: the check is above */
 	head = &cfg.triggers[first];
 	rs = state_of(c, st);
+	before = rs->open_leaves;
 	/* A tracepoint that is only counted (the hot case: the events in a
 	 * range) changes no depth. */
 	if (head->nr_starts || head->nr_stops || head->nr_chain > 1)
 		views = rb_trigger_apply(first, rs);
+	/* The hit is inside the ranges it starts and those it stops: it
+	 * counts in the views open when every range open before it or
+	 * after it is. */
 	if (head->count_events)
-		rb_count_hit(head->count_events, rs->open_views | views);
-	if (!views)
-		return;
-	c->busy = 1;
-	barrier();
-	stretch_cut(c, rs->open_views);	/* the stretch under the old gates */
-	rs->open_views = views;
+		rb_count_hit(head->count_events,
+			     views ? rb_views_open(before | rs->open_leaves) : rs->open_views);
+	if (views) {
+		stretch_cut(c, rs->open_views);	/* the stretch under the old gates */
+		rs->open_views = views;
+	}
+out:
 	barrier();
 	c->busy = 0;
 }
@@ -652,7 +706,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if ((unsigned long)id >= RB_SYSCALLS_MAX)
 		return 0;
 	first = cfg.syscall_enter[id];
-	if (!first)
+	if (!first || regs->cs == USER32_CS)
 		return 0;
 	if (has_filters) {
 		args[0] = regs->di;
@@ -675,7 +729,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (id >= RB_SYSCALLS_MAX)
 		return 0;
 	first = cfg.syscall_exit[id];
-	if (!first)
+	if (!first || regs->cs == USER32_CS)
 		return 0;
 	trigger_hit(first - 1, syscall_record((long)id, vals, 1));
 	return 0;
@@ -755,6 +809,8 @@ int flush(void *ctx)
 		return RB_FLUSH_DONE;
 	if (c->busy)
 		return RB_FLUSH_BUSY;
+	c->busy = 1;	/* an interrupt's trigger during the flush is a miss */
+	barrier();
 	if (flush_at_load) {
 		/* Up to now the task was not measured; from now on it is. */
 		st = bpf_task_storage_get(&tasks, task, 0,
@@ -763,8 +819,10 @@ int flush(void *ctx)
 		if (st && ((st->flags & RB_TASK_NEW) ||
 			   (all_tasks && !(st->flags & RB_TASK_TRACKED))))
 			task_begin(st);
-		return RB_FLUSH_DONE;
+	} else {
+		stretch_cut(c, running_views(c, task_state(task)));
 	}
-	stretch_cut(c, running_views(c, task_state(task)));
+	barrier();
+	c->busy = 0;
 	return RB_FLUSH_DONE;
 }

@@ -113,6 +113,16 @@ PY
 	expect_value "$GETPGID@$R_GATE" 2
 }
 
+@test "a counted trigger's own hit is in its range, never also in the complement" {
+	IN="$WRITE@$WRITE..syscalls:sys_exit_write"
+	OUT="$WRITE@!($WRITE..syscalls:sys_exit_write)"
+	pg -x, -e "$WRITE" -e "$IN" -e "$OUT" -- "$MARKER" write 3 getppid 2 write 1
+	expect_status 0
+	expect_value "$WRITE" 4
+	expect_value "$IN" 4
+	expect_value "$OUT" 0
+}
+
 @test "a filter narrows a trigger (write(count == 2) opens, write(count == 1) closes)" {
 	spec="$GETPGID@$WRITE(count == 2)..$WRITE(count == 1)"
 	pg -x, -e "$spec" -- "$MARKER" getpgid 1 write2 1 getpgid 3 write 1 getpgid 5
