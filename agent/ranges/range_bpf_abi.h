@@ -24,7 +24,7 @@
 #define RB_VIEW_TOTAL RB_VIEWS_MAX
 #define RB_GATE_OPS_MAX 256	/* gate ops of all views of a set */
 #define RB_TRIGGERS_MAX 64	/* distinct trigger (tracepoint, filter) pairs */
-#define RB_TRIGGER_LEAVES 8	/* leaves one trigger starts, and stops */
+#define RB_TRIGGER_LEAVES 16	/* leaves one trigger starts, and stops */
 #define RB_CHAIN_MAX 8		/* triggers (filters) on one tracepoint */
 #define RB_FILTER_OPS_MAX 128	/* filter ops of all triggers */
 #define RB_PREDS_MAX 64		/* predicates of all filters */
