@@ -463,16 +463,14 @@ static int compile(const struct range_set *rs, struct rb_config *cfg, int *event
 	return compile_triggers(&c, rs, event_of_member, first_of);
 }
 
-int range_bpf_check(const struct range_set *rs, const struct range_set_target *target,
-		    char *why, size_t cap)
+int range_bpf_check(const struct range_set *rs, char *why, size_t cap)
 {
 	struct rb_config *cfg = calloc(1, sizeof(*cfg));
 	int *event_of_member = calloc(rs->nr_events + 1, sizeof(int));
 	size_t *first_of = calloc(rs->nr_events + 1, sizeof(size_t));
 	size_t nr_events;
-	int rc = -1;
+	int rc;
 
-	(void)target;
 	rc = compile(rs, cfg, event_of_member, first_of, &nr_events, why, cap);
 	free(cfg);
 	free(event_of_member);

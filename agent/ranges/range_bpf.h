@@ -26,8 +26,7 @@ struct range_bpf;
  * the programs evaluate)?  0, or -1 with the reason in why.  Needs no
  * privilege: it is decided before anything opens.
  */
-int range_bpf_check(const struct range_set *rs, const struct range_set_target *target,
-		    char *why, size_t cap);
+int range_bpf_check(const struct range_set *rs, char *why, size_t cap);
 /* Open counters, load and attach the programs, measure the target's tasks.
  * NULL with the reason (and what to change) in why. */
 struct range_bpf *range_bpf_open(const struct range_set *rs,

@@ -290,9 +290,9 @@ __noinline int rb_cut(__u64 views)
 	return 0;
 }
 
-static __always_inline void stretch_cut(struct rb_cpu *c, __u64 views)
+/* End the CPU's stretch now (a set of tracepoints only has none). */
+static __always_inline void stretch_cut(__u64 views)
 {
-	(void)c;
 	if (perf_mask)
 		rb_cut(views);
 }
@@ -325,7 +325,6 @@ static __always_inline struct rb_state *state_of(struct rb_cpu *c, struct rb_tas
 static __always_inline struct rb_task *task_state(struct task_struct *task)
 {
 	struct rb_task *st;
-	struct rb_cpu *c;
 
 	st = bpf_task_storage_get(&tasks, task, 0, all_tasks ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	if (!st) {
@@ -335,9 +334,7 @@ static __always_inline struct rb_task *task_state(struct task_struct *task)
 	}
 	if (!(st->flags & RB_TASK_NEW) && !(all_tasks && !(st->flags & RB_TASK_TRACKED)))
 		return st;
-	c = this_cpu();
-	if (c && perf_mask)
-		rb_cut(0);
+	stretch_cut(0);
 	task_begin(st);
 	return st;
 }
@@ -662,7 +659,7 @@ static __always_inline void trigger_hit(__u64 first, __u64 record)
 		rb_count_hit(head->count_events,
 			     views ? rb_views_open(before | rs->open_leaves) : rs->open_views);
 	if (views) {
-		stretch_cut(c, rs->open_views);	/* the stretch under the old gates */
+		stretch_cut(rs->open_views);	/* the stretch under the old gates */
 		rs->open_views = views;
 	}
 out:
@@ -747,7 +744,7 @@ int on_switch_out(void *ctx)
 		return 0;
 	if (c->busy)
 		__sync_fetch_and_add(&races, 1);
-	stretch_cut(c, running_views(c, st));
+	stretch_cut(running_views(c, st));
 	return 0;	/* no sample */
 }
 
@@ -785,7 +782,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 		return 0;
 	c->busy = 1;
 	barrier();
-	stretch_cut(c, 0);	/* what ran before the exec is not counted */
+	stretch_cut(0);	/* what ran before the exec is not counted */
 	task_begin(st);
 	barrier();
 	c->busy = 0;
@@ -815,12 +812,12 @@ int flush(void *ctx)
 		/* Up to now the task was not measured; from now on it is. */
 		st = bpf_task_storage_get(&tasks, task, 0,
 					  all_tasks ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-		stretch_cut(c, running_views(c, st));
+		stretch_cut(running_views(c, st));
 		if (st && ((st->flags & RB_TASK_NEW) ||
 			   (all_tasks && !(st->flags & RB_TASK_TRACKED))))
 			task_begin(st);
 	} else {
-		stretch_cut(c, running_views(c, task_state(task)));
+		stretch_cut(running_views(c, task_state(task)));
 	}
 	barrier();
 	c->busy = 0;

@@ -250,7 +250,7 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(rs));
 	if (target->backend == RANGE_BACKEND_SAMPLE)
 		return open_sample(rs, target, base);
-	if (range_bpf_check(rs, target, why, sizeof(why)) == 0) {
+	if (range_bpf_check(rs, why, sizeof(why)) == 0) {
 		rs->bpf = range_bpf_open(rs, target, why, sizeof(why));
 		if (rs->bpf)
 			return 0;
