@@ -55,6 +55,7 @@ struct range_bpf {
 	struct timespec opened;
 	uint64_t flush_busy;		/* flushes that found a program mid-way */
 	bool unloaded;			/* values and misses frozen */
+	struct timespec ended;		/* when they were */
 	uint64_t missed_at_unload;
 };
 
@@ -858,8 +859,11 @@ static void detach(struct range_bpf *b)
 
 void range_bpf_unload(struct range_bpf *b)
 {
+	if (b->unloaded)
+		return;
 	range_bpf_refresh(b);
 	b->missed_at_unload = range_bpf_missed(b);
+	clock_gettime(CLOCK_MONOTONIC, &b->ended);
 	detach(b);
 	b->unloaded = true;
 }
@@ -900,6 +904,8 @@ void range_bpf_refresh(struct range_bpf *b)
 {
 	__u32 zero = 0;
 
+	if (b->unloaded)
+		return;	/* the values are final */
 	for (int i = 0; i < perf_cpu_map__nr(b->online); i++)
 		flush_cpu(b, perf_cpu_map__cpu(b->online, i).cpu);
 	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.sums), &zero, b->percpu))
@@ -923,7 +929,10 @@ uint64_t range_bpf_total(struct range_bpf *b, size_t member, uint64_t *ns)
 	struct timespec now;
 
 	range_bpf_refresh(b);
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (b->unloaded)
+		now = b->ended;
+	else
+		clock_gettime(CLOCK_MONOTONIC, &now);
 	*ns = (uint64_t)(now.tv_sec - b->opened.tv_sec) * 1000000000ull +
 	      (uint64_t)now.tv_nsec - (uint64_t)b->opened.tv_nsec;
 	return range_bpf_value(b, RB_VIEW_TOTAL, member);

@@ -31,8 +31,10 @@ int range_bpf_check(const struct range_set *rs, char *why, size_t cap);
  * NULL with the reason (and what to change) in why. */
 struct range_bpf *range_bpf_open(const struct range_set *rs,
 				 const struct range_set_target *target, char *why, size_t cap);
-/* "range unload": a last refresh, then the programs detach and the
- * counters close; the values stay readable until range_bpf_close. */
+/* "range unload", and the end of the run: a last refresh, then the
+ * programs detach and the counters close, so that every later reading
+ * (the final report's rows, the plain views it backs) sees the same
+ * values; they stay readable until range_bpf_close. */
 void range_bpf_unload(struct range_bpf *b);
 void range_bpf_close(struct range_bpf *b);
 

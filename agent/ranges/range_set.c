@@ -307,8 +307,10 @@ void range_set_drain(struct range_set *rs, enum range_drain how)
 
 void range_set_finish(struct range_set *rs)
 {
-	if (rs->bpf && !rs->unloaded)
-		range_bpf_refresh(rs->bpf);
+	/* System-wide, the programs would go on counting other processes
+	 * between the final report's readings: the counting stops here. */
+	if (rs->bpf)
+		range_bpf_unload(rs->bpf);
 	if (rs->groups)
 		range_groups_finish(rs->groups, rs->acct);
 }

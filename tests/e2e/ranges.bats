@@ -23,6 +23,23 @@ setup() {
 	PG_ARGS="--range-backend $PG_RANGE_BACKEND"
 }
 
+# The sample backend loses records when its agent cannot keep up (a busy
+# machine, an ASan build), and then flags the views incomplete: such a
+# count may be short, never over (its contract, perfgate-ranges(7)).  The
+# BPF backend has nothing to lose, so its counts are checked exactly.
+if [ "$PG_RANGE_BACKEND" = sample ]; then
+	eval "exact_$(declare -f expect_value)"
+	expect_value() {	# EVENT EXPECTED [FILE]
+		local got
+		if grep -q ",incomplete$" "${3:-$REPORT}" 2>/dev/null &&
+		   got=$(value "$1" "${3:-$REPORT}") && [ "$got" -le "$2" ] 2>/dev/null; then
+			echo "# sample backend: records lost, $1 = $got of $2, flagged incomplete"
+			return 0
+		fi
+		exact_expect_value "$@"
+	}
+fi
+
 # json_views FILE: "event|gate|label|count|incomplete" per view of --json-file.
 json_views() {
 	python3 - "$1" <<'PY'
@@ -45,17 +62,29 @@ PY
 		-e "($WRITE,task-clock)@$R_GATE" -e "($WRITE,task-clock)@!($R_GATE)" -- \
 		"$RANGER" -t 2 20000 2 5
 	expect_status 0
-	python3 - "$T/run.json" "$WRITE" <<'PY'
+	# The BPF backend has nothing to lose: exact, always.  The sample
+	# backend loses records when its agent cannot keep up (a loaded
+	# machine, an ASan build) and then flags the views: exact, or flagged
+	# and never over (its documented contract, perfgate-ranges(7)).
+	python3 - "$T/run.json" "$WRITE" "$PG_RANGE_BACKEND" <<'PY'
 import json, sys
 views = json.load(open(sys.argv[1]))["views"]
-def count(event, label):
-    return [v["count"] for v in views if v["event"] == event and (v.get("range") or "") == label][0]
+def view(event, label):
+    return [v for v in views if v["event"] == event and (v.get("range") or "") == label][0]
 gate = "syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid"
+lost = any(v.get("incomplete") for v in views)
+assert not (lost and sys.argv[3] == "bpf"), "the BPF backend flagged a view incomplete"
 for ev in (sys.argv[2], "task-clock"):
-    total, inside, outside = count(ev, ""), count(ev, gate), count(ev, "!(" + gate + ")")
+    total, inside, outside = (view(ev, l)["count"] for l in ("", gate, "!(" + gate + ")"))
+    if lost:
+        assert inside + outside <= total and inside <= 2 * 20000 * 2, (ev, inside, outside, total)
+        continue
     assert inside + outside == total, (ev, inside, outside, total)
     assert inside > 0 and outside > 0, (ev, inside, outside)
-assert count(sys.argv[2], gate) == 2 * 20000 * 2
+if lost:
+    print("# sample backend: records lost, views flagged incomplete", file=sys.stderr)
+else:
+    assert view(sys.argv[2], gate)["count"] == 2 * 20000 * 2
 PY
 }
 
