@@ -58,6 +58,12 @@ PY
 }
 
 @test "E@R + E@!R == E exactly, for writes and for task-clock (in ns)" {
+	# The sample backend's agent, slowed down by ASan, was seen twice in
+	# CI to miss part of task-clock (37 ms of 281) with no record lost:
+	# the defect the BPF backend replaces (perfgate-ranges(7), BUGS).  The
+	# BPF pass checks this exactly in every build.
+	[ "$PG_RANGE_BACKEND" = sample ] && [ -n "${ASAN_OPTIONS:-}" ] &&
+		skip "sample backend under ASan: see perfgate-ranges(7), BUGS"
 	pg -x, --json-file "$T/run.json" -e "$WRITE,task-clock" \
 		-e "($WRITE,task-clock)@$R_GATE" -e "($WRITE,task-clock)@!($R_GATE)" -- \
 		"$RANGER" -t 2 20000 2 5
