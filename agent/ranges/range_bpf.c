@@ -464,21 +464,6 @@ static int compile(const struct range_set *rs, struct rb_config *cfg, int *event
 	return compile_triggers(&c, rs, event_of_member, first_of);
 }
 
-int range_bpf_check(const struct range_set *rs, char *why, size_t cap)
-{
-	struct rb_config *cfg = calloc(1, sizeof(*cfg));
-	int *event_of_member = calloc(rs->nr_events + 1, sizeof(int));
-	size_t *first_of = calloc(rs->nr_events + 1, sizeof(size_t));
-	size_t nr_events;
-	int rc;
-
-	rc = compile(rs, cfg, event_of_member, first_of, &nr_events, why, cap);
-	free(cfg);
-	free(event_of_member);
-	free(first_of);
-	return rc;
-}
-
 /* ---- opening --------------------------------------------------------------- */
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -736,7 +721,8 @@ static void load_only_what_is_used(struct range_bpf *b, const struct range_set *
 }
 
 struct range_bpf *range_bpf_open(const struct range_set *rs,
-				 const struct range_set_target *target, char *why, size_t cap)
+				 const struct range_set_target *target, bool *unfit,
+				 char *why, size_t cap)
 {
 	struct range_bpf *b = calloc(1, sizeof(*b));
 	struct rb_config *cfg = calloc(1, sizeof(*cfg));
@@ -758,8 +744,12 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 			 target->cpu_list ? target->cpu_list : "");
 		goto fail;
 	}
-	if (compile(rs, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap) ||
-	    open_counters(b, rs, why, cap))
+	*unfit = false;
+	if (compile(rs, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap)) {
+		*unfit = true;
+		goto fail;
+	}
+	if (open_counters(b, rs, why, cap))
 		goto fail;
 	b->skel = range_gate_bpf__open();
 	if (!b->skel) {

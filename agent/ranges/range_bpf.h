@@ -22,15 +22,14 @@ struct range_set_target;
 struct range_bpf;
 
 /*
- * Can the set be counted in BPF at all (limits of the tables, filter forms
- * the programs evaluate)?  0, or -1 with the reason in why.  Needs no
- * privilege: it is decided before anything opens.
+ * Open counters, load and attach the programs, measure the target's tasks.
+ * NULL with the reason (and what to change) in why; *unfit tells a set the
+ * programs do not express (limits of the tables, filter forms), decided
+ * before anything opens, from a kernel that refused.
  */
-int range_bpf_check(const struct range_set *rs, char *why, size_t cap);
-/* Open counters, load and attach the programs, measure the target's tasks.
- * NULL with the reason (and what to change) in why. */
 struct range_bpf *range_bpf_open(const struct range_set *rs,
-				 const struct range_set_target *target, char *why, size_t cap);
+				 const struct range_set_target *target, bool *unfit,
+				 char *why, size_t cap);
 /* "range unload", and the end of the run: a last refresh, then the
  * programs detach and the counters close, so that every later reading
  * (the final report's rows, the plain views it backs) sees the same

@@ -245,19 +245,17 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 {
 	static bool told;
 	char why[512] = "";
+	bool unfit;
 
 	rs->per_cpu = target->scope == RANGE_SCOPE_CPU ||
 		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(rs));
 	if (target->backend == RANGE_BACKEND_SAMPLE)
 		return open_sample(rs, target, base);
-	if (range_bpf_check(rs, why, sizeof(why)) == 0) {
-		rs->bpf = range_bpf_open(rs, target, why, sizeof(why));
-		if (rs->bpf)
-			return 0;
-	} else if (target->backend == RANGE_BACKEND_AUTO) {
-		/* A set BPF does not express is no fault of the machine. */
-		return open_sample(rs, target, base);
-	}
+	rs->bpf = range_bpf_open(rs, target, &unfit, why, sizeof(why));
+	if (rs->bpf)
+		return 0;
+	if (unfit && target->backend == RANGE_BACKEND_AUTO)
+		return open_sample(rs, target, base);	/* no fault of the machine */
 	if (target->backend == RANGE_BACKEND_BPF) {
 		if (reason)
 			snprintf(reason, cap, "%s", why);
