@@ -2,6 +2,7 @@
  * window: named windows over shared counters, with nesting, call counts
  * and open time.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +44,28 @@ void window_begin(struct window *w, uint64_t *ranges, size_t n)
 {
 	struct window_call *call;
 
-	if (w->depth == 0) {
-		for (size_t i = 0; i < w->nr_views; i++)
-			view_open(&w->views[i]);
-		clock_gettime(CLOCK_MONOTONIC, &w->opened);
-	}
+	bool opening = w->depth == 0;
+
 	w->stack = realloc(w->stack, (w->depth + 1) * sizeof(*w->stack));
 	call = &w->stack[w->depth++];
 	call->at_begin = calloc(w->nr_views, sizeof(*call->at_begin));
-	for (size_t i = 0; i < w->nr_views; i++)
-		view_value(&w->views[i], &call->at_begin[i]);
+	for (size_t i = 0; i < w->nr_views; i++) {
+		/*
+		 * The call starts where the gate opens: the value at that
+		 * instant is the closed periods' sum, with no second read.
+		 * Reading again would start the call a little after the gate
+		 * and leave a single call short of its window's total.
+		 */
+		if (opening) {
+			view_open(&w->views[i]);
+			call->at_begin[i] = w->views[i].closed_sum;
+		} else {
+			view_value(&w->views[i], &call->at_begin[i]);
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &call->begun);
+	if (opening)
+		w->opened = call->begun;
 	call->ranges_at_begin = ranges;
 	call->nr_ranges_at_begin = n;
 }
