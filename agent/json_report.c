@@ -11,6 +11,7 @@
 #include "agent/log.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"
+#include "agent/signals.h"
 
 /* {"event": count, ...}; null for an event the machine lacks. */
 static json_t *json_counts(const struct session *s, const struct counter_value *values)
@@ -201,20 +202,19 @@ static json_t *json_windows(const struct session *s)
 	return windows;
 }
 
-/* "SIGINT", "SIGTERM", "stop", or null (the workload ended): fixed names,
- * whatever the locale. */
-static const char *json_ended_by(const struct session *s)
+/* "SIGINT", "SIGHUP", ... (the signal that ended the run), "stop", or null
+ * (the workload ended): fixed names, whatever the locale. */
+static const char *json_ended_by(const struct session *s, char *buf, size_t size)
 {
-	if (s->exit_signal == SIGINT)
-		return "SIGINT";
-	if (s->exit_signal == SIGTERM)
-		return "SIGTERM";
+	if (s->exit_signal)
+		return signals_name(s->exit_signal, buf, size);
 	return s->stop_channel ? "stop" : NULL;
 }
 
 static json_t *json_run(const struct session *s, int exit_code)
 {
 	json_t *command = json_array();
+	char signal_name[32];
 	uint64_t elapsed = (uint64_t)(s->ended.tv_sec - s->started.tv_sec) * 1000000000u +
 			   (uint64_t)s->ended.tv_nsec - (uint64_t)s->started.tv_nsec;
 
@@ -224,7 +224,7 @@ static json_t *json_run(const struct session *s, int exit_code)
 		"target", s->target, "command", command,
 		"system_wide", s->opts->system_wide || s->opts->cpu_list,
 		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
-		"ended_by", json_ended_by(s));
+		"ended_by", json_ended_by(s, signal_name, sizeof(signal_name)));
 }
 
 int json_report_write(struct session *s, const char *path, int exit_code)

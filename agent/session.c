@@ -20,6 +20,7 @@
 #include "agent/session.h"
 #include "agent/session_ranges.h"
 #include "agent/session_rows.h"
+#include "agent/signals.h"
 #include "agent/target.h"
 
 /* The plain -e events (or perf stat's default set when there is no -e at
@@ -285,12 +286,15 @@ static int session_watch_targets(struct session *s)
 static int session_add_timers(struct session *s)
 {
 	const struct options *opts = s->opts;
-	static const int signals[] = { SIGCHLD, SIGINT, SIGTERM };
+	int signals[SIGNALS_ENDING_MAX + 1] = { SIGCHLD };
+	size_t nr = 1 + signals_ending(signals + 1);
 
-	for (size_t i = 0; i < 3; i++) {
+	s->signal_events = calloc(nr, sizeof(*s->signal_events));
+	for (size_t i = 0; i < nr; i++) {
 		s->signal_events[i] = evsignal_new(s->base, signals[i], on_signal, s);
 		if (!s->signal_events[i] || event_add(s->signal_events[i], NULL))
 			return -1;
+		s->nr_signal_events = i + 1;
 	}
 	if (opts->interval_ms) {
 		struct timeval tv = { opts->interval_ms / 1000, (opts->interval_ms % 1000) * 1000 };
@@ -380,9 +384,9 @@ static void session_free(struct session *s)
 		control_flush(&s->channels[i], 100);
 		control_close(&s->channels[i]);
 	}
-	for (size_t i = 0; i < 3; i++)
-		if (s->signal_events[i])
-			event_free(s->signal_events[i]);
+	for (size_t i = 0; i < s->nr_signal_events; i++)
+		event_free(s->signal_events[i]);
+	free(s->signal_events);
 	for (size_t i = 0; i < s->nr_target_watches; i++) {
 		if (s->target_watches[i]) {
 			close(event_get_fd(s->target_watches[i]));

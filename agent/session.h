@@ -4,7 +4,7 @@
  * The session owns the physical counters, their views, the control channels,
  * the report and the workload, and runs the libevent loop that ties them
  * together: control commands, the interval timer, the -D delay, the child's
- * exit and SIGINT/SIGTERM.  main() only calls the four steps below in order.
+ * exit and the signals that end a run.  main() only calls the four steps below in order.
  */
 #ifndef PERFGATE_SESSION_H
 #define PERFGATE_SESSION_H
@@ -55,12 +55,13 @@ struct session {
 
 	struct event_base *base;
 	struct event *interval_timer, *delay_timer;
-	struct event *signal_events[3];
+	struct event **signal_events;	/* SIGCHLD, then every run-ending signal */
+	size_t nr_signal_events;
 	struct event **target_watches;	/* -p/-t targets' pidfds */
 	size_t nr_target_watches, targets_alive;
 	struct timespec started, ended;
 	long intervals_done;
-	int exit_signal;		/* SIGINT/SIGTERM that ended the run, or 0 */
+	int exit_signal;		/* the signal that ended the run (signals.h), or 0 */
 };
 
 /* Resolve events and open the report output. */

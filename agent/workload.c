@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/log.h"
+#include "agent/signals.h"
 #include "agent/workload.h"
 
 /* In the child: wait for the go byte, restore the signal dispositions the
@@ -29,16 +30,17 @@ static void child_export_fd(const char *var, int fd)
 
 static void child_run(char **argv, int go_read, int exec_write, const int channel_fds[2])
 {
+	int sigs[SIGNALS_ENDING_MAX], err;
+	size_t nr = signals_ending(sigs);
 	char byte;
-	int err;
 
 	if (channel_fds) {
 		child_export_fd("PERFGATE_CTL_FD", channel_fds[0]);
 		child_export_fd("PERFGATE_ACK_FD", channel_fds[1]);
 	}
 	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	for (size_t i = 0; i < nr; i++)
+		signal(sigs[i], SIG_DFL);
 	if (read(go_read, &byte, 1) != 1)
 		_exit(127);	/* the agent gave up before starting us */
 	close(go_read);
