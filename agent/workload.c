@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,6 @@
 #include "agent/signals.h"
 #include "agent/workload.h"
 
-/* In the child: wait for the go byte, restore the signal dispositions the
- * agent changed, exec.  Never returns. */
 /* Keep fd open across exec and name it in the environment. */
 static void child_export_fd(const char *var, int fd)
 {
@@ -28,6 +27,28 @@ static void child_export_fd(const char *var, int fd)
 	setenv(var, text, 1);
 }
 
+/*
+ * PERFGATE_CHANNEL_ID="CTL_INODE:ACK_INODE": which pipes the two fds are.
+ * The variables outlive the fds -- a grandchild may inherit the
+ * environment without the fds, or with other files at those numbers -- so
+ * the clients check the inodes and stay inert when they do not match,
+ * rather than write commands into somebody else's file.
+ */
+static void child_export_channel_id(const int channel_fds[2])
+{
+	struct stat ctl, ack;
+	char text[48];
+
+	if (fstat(channel_fds[0], &ctl) || fstat(channel_fds[1], &ack))
+		return;
+	snprintf(text, sizeof(text), "%llu:%llu", (unsigned long long)ctl.st_ino,
+		 (unsigned long long)ack.st_ino);
+	setenv("PERFGATE_CHANNEL_ID", text, 1);
+}
+
+/* In the child: wait for the go byte, restore the signal dispositions the
+ * agent changed, exec.  Never returns. */
+
 static void child_run(char **argv, int go_read, int exec_write, const int channel_fds[2])
 {
 	int sigs[SIGNALS_ENDING_MAX], err;
@@ -37,6 +58,7 @@ static void child_run(char **argv, int go_read, int exec_write, const int channe
 	if (channel_fds) {
 		child_export_fd("PERFGATE_CTL_FD", channel_fds[0]);
 		child_export_fd("PERFGATE_ACK_FD", channel_fds[1]);
+		child_export_channel_id(channel_fds);
 	}
 	signal(SIGPIPE, SIG_DFL);
 	for (size_t i = 0; i < nr; i++)

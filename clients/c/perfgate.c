@@ -494,19 +494,64 @@ static int connect_paths(struct perfgate *pg, const char *ctl_path, const char *
 	return pg->ctl_fd < 0 ? pg->ctl_fd : 0;
 }
 
-/* The channel the agent exports to its workload; none at all means inert. */
+/* Make pg inert, keeping the reason for perfgate_last_error(); not a failure. */
+__attribute__((format(printf, 2, 3)))
+static int go_inert(struct perfgate *pg, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	pg->inert = true;
+	return 0;
+}
+
+/* Is fd one end of a pipe or FIFO, open for mode?  Its inode goes to ino. */
+static bool fd_is_pipe_end(int fd, int mode, ino_t *ino)
+{
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return false;
+	*ino = st.st_ino;
+	return (flags & O_ACCMODE) == mode || (flags & O_ACCMODE) == O_RDWR;
+}
+
+/*
+ * The channel the agent exports to its workload.  None at all means inert.
+ * So do descriptors that are not the agent's: closed since (a stale
+ * environment inherited without its fds), not pipes of the right direction
+ * (PERFGATE_CTL_FD=1 on a terminal), or other pipes than the ones
+ * PERFGATE_CHANNEL_ID names.  Writing commands into such a file would
+ * corrupt it; a program run outside perfgate must run as if alone.
+ */
 static int connect_env(struct perfgate *pg)
 {
 	const char *ctl = getenv("PERFGATE_CTL_FD"), *ack = getenv("PERFGATE_ACK_FD");
-	int ctl_fd, ack_fd;
+	const char *id = getenv("PERFGATE_CHANNEL_ID");
+	unsigned long long want_ctl, want_ack;
+	ino_t ctl_ino, ack_ino;
+	int ctl_fd, ack_fd, end;
 
-	if ((!ctl || !*ctl) && (!ack || !*ack)) {
-		pg->inert = true;
-		return 0;
-	}
+	if ((!ctl || !*ctl) && (!ack || !*ack))
+		return go_inert(pg, "inert: no agent in the environment");
 	if (!ctl || !ack || parse_int(ctl, &ctl_fd) || parse_int(ack, &ack_fd))
 		return fail(EINVAL, "PERFGATE_CTL_FD ('%s') and PERFGATE_ACK_FD ('%s') must both "
 			    "be file descriptor numbers", ctl ? ctl : "", ack ? ack : "");
+	if (!fd_is_pipe_end(ctl_fd, O_WRONLY, &ctl_ino) ||
+	    !fd_is_pipe_end(ack_fd, O_RDONLY, &ack_ino) || ctl_ino == ack_ino)
+		return go_inert(pg, "inert: PERFGATE_CTL_FD %d and PERFGATE_ACK_FD %d are not "
+				"the agent's pipes (closed, or other files)", ctl_fd, ack_fd);
+	if (id && *id) {
+		if (sscanf(id, "%llu:%llu%n", &want_ctl, &want_ack, &end) != 2 || id[end])
+			return fail(EINVAL, "PERFGATE_CHANNEL_ID ('%s') must be CTL_INODE:ACK_INODE",
+				    id);
+		if (want_ctl != (unsigned long long)ctl_ino || want_ack != (unsigned long long)ack_ino)
+			return go_inert(pg, "inert: PERFGATE_CTL_FD %d and PERFGATE_ACK_FD %d are "
+					"other pipes than PERFGATE_CHANNEL_ID names", ctl_fd, ack_fd);
+	}
 	return connect_fds(pg, ctl_fd, ack_fd, "PERFGATE_CTL_FD/PERFGATE_ACK_FD");
 }
 

@@ -179,11 +179,74 @@ static void test_opts(void)
 	setenv("PERFGATE_ACK_FD", "13", 1);
 	is_int(perfgate_open(&pg, NULL), -EINVAL, "env: a malformed PERFGATE_CTL_FD is refused");
 	ok(strstr(perfgate_last_error(), "PERFGATE_CTL_FD") != NULL, "env: ... and the message says so");
-	setenv("PERFGATE_CTL_FD", "999", 1);
-	setenv("PERFGATE_ACK_FD", "998", 1);
-	is_int(perfgate_open(&pg, NULL), -EBADF, "env: fds that are not open are refused");
 	unsetenv("PERFGATE_CTL_FD");
 	unsetenv("PERFGATE_ACK_FD");
+}
+
+/* Open from PERFGATE_CTL_FD=ctl, PERFGATE_ACK_FD=ack (and PERFGATE_CHANNEL_ID
+ * = id unless NULL); 1 when the handle came out inert, 0 when connected,
+ * -1 when the open failed. */
+static int env_open(int ctl, int ack, const char *id)
+{
+	char c[16], a[16];
+	struct perfgate *pg = NULL;
+	int inert;
+
+	snprintf(c, sizeof(c), "%d", ctl);
+	snprintf(a, sizeof(a), "%d", ack);
+	setenv("PERFGATE_CTL_FD", c, 1);
+	setenv("PERFGATE_ACK_FD", a, 1);
+	if (id)
+		setenv("PERFGATE_CHANNEL_ID", id, 1);
+	else
+		unsetenv("PERFGATE_CHANNEL_ID");
+	if (perfgate_open(&pg, NULL))
+		return -1;
+	inert = perfgate_is_inert(pg);
+	perfgate_window_begin(pg, "w");	/* must write nothing when inert */
+	perfgate_close(pg);
+	return inert;
+}
+
+/* The environment outlives the fds it names: stale or foreign fds leave
+ * the library inert, and nothing is written into them. */
+static void test_env_inert(void)
+{
+	int ctl[2], ack[2], file = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	struct stat c, a;
+	char id[64], wrong[64], byte;
+
+	if (pipe(ctl) || pipe(ack) || file < 0)
+		{ ok(0, "env: pipes for the test"); return; }
+	fstat(ctl[1], &c);
+	fstat(ack[0], &a);
+	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)c.st_ino,
+		 (unsigned long long)a.st_ino);
+	snprintf(wrong, sizeof(wrong), "%llu:%llu", (unsigned long long)c.st_ino + 1000,
+		 (unsigned long long)a.st_ino);
+	fcntl(ctl[0], F_SETFL, O_NONBLOCK);
+
+	is_int(env_open(999, 998, NULL), 1, "env: fds that are not open leave the handle inert");
+	ok(strstr(perfgate_last_error(), "not the agent's pipes") != NULL,
+	   "env: ... and perfgate_last_error() says why");
+	is_int(env_open(file, ack[0], NULL), 1, "env: a ctl fd that is not a pipe: inert");
+	is_int(env_open(ctl[1], file, NULL), 1, "env: an ack fd that is not a pipe: inert");
+	is_int(env_open(ctl[0], ack[1], NULL), 1, "env: pipe ends of the wrong direction: inert");
+	is_int(env_open(ctl[1], ack[0], wrong), 1,
+	       "env: other pipes than PERFGATE_CHANNEL_ID names: inert");
+	ok(read(ctl[0], &byte, 1) < 0 && errno == EAGAIN,
+	   "env: ... and nothing was written into them");
+	is_int(env_open(ctl[1], ack[0], "12"), -1, "env: a malformed PERFGATE_CHANNEL_ID is refused");
+	/* The right pipes connect; window begin then waits for a reply that
+	 * this fake never sends, so only the open is checked. */
+	setenv("PERFGATE_TIMEOUT_MS", "1", 1);
+	is_int(env_open(ctl[1], ack[0], id), 0, "env: the pipes PERFGATE_CHANNEL_ID names connect");
+	ok(read(ctl[0], &byte, 1) == 1 && byte == 'w', "env: ... and the command reaches them");
+	unsetenv("PERFGATE_TIMEOUT_MS");
+	unsetenv("PERFGATE_CTL_FD");
+	unsetenv("PERFGATE_ACK_FD");
+	unsetenv("PERFGATE_CHANNEL_ID");
+	close(ctl[0]), close(ctl[1]), close(ack[0]), close(ack[1]), close(file);
 }
 
 /* A fake agent: pipes whose far ends this test holds and answers (or not). */
@@ -828,6 +891,7 @@ int main(int argc, char **argv)
 	}
 	test_inert();
 	test_opts();
+	test_env_inert();
 	test_fake_agent();
 	test_process_lock();
 	test_fifo_paths(tmpdir);
