@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h>
 
 #include "clients/c/perfgate.h"
 #include "proto/ctl_proto.h"
@@ -769,4 +770,129 @@ int perfgate_range_unload(struct perfgate *pg, const char *name)
 			    CTL_NAME_MAX + 1, name ? name : "(null)", CTL_NAME_MAX);
 	snprintf(line, sizeof(line), "range unload %s", name);
 	return exchange(pg, line, NULL, 0);
+}
+
+/* ---- window-end replies as numbers --------------------------------------- */
+
+/*
+ * The reply is parsed with jansson on every call: these are for after a
+ * window, not for its hot path, and a caller keeps no parsed state to free.
+ * The reply's layout is docs/protocol.md's: {"window", "calls",
+ * "call": {"time_ns", "counts", "ranges"}, "total": {"time_ns", "counts"},
+ * "ranges"}.
+ */
+static json_t *reply_load(const char *json)
+{
+	json_t *reply;
+
+	if (!json || !*json) {
+		fail(ENOENT, "an empty reply (an inert handle's) has no events");
+		return NULL;
+	}
+	reply = json_loads(json, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(reply) || !json_is_object(json_object_get(reply, "call")) ||
+	    !json_is_object(json_object_get(reply, "total"))) {
+		json_decref(reply);
+		fail(EPROTO, "not a window-end reply: '%.60s'", json);
+		return NULL;
+	}
+	return reply;
+}
+
+/* The object at PATH ("call.counts"), or an empty one. */
+static json_t *reply_object(json_t *reply, const char *outer, const char *inner)
+{
+	json_t *o = json_object_get(reply, outer);
+
+	if (inner)
+		o = json_object_get(o, inner);
+	return json_is_object(o) ? o : NULL;
+}
+
+/* One value into out (may be NULL): 0, -ENODATA for null, -EPROTO otherwise. */
+static int reply_number(json_t *value, uint64_t *out)
+{
+	if (json_is_null(value))
+		return -ENODATA;
+	if (!json_is_integer(value) || json_integer_value(value) < 0)
+		return -EPROTO;
+	if (out)
+		*out = (uint64_t)json_integer_value(value);
+	return 0;
+}
+
+int perfgate_reply_count(const char *json, const char *event, uint64_t *call, uint64_t *total)
+{
+	json_t *reply = reply_load(json), *c, *t;
+	bool range;
+	int rc;
+
+	if (!reply)
+		return -errno;
+	/* A range view ("event@label") is in the ranges objects. */
+	range = event && strchr(event, '@');
+	c = json_object_get(reply_object(reply, "call", range ? "ranges" : "counts"), event ? event : "");
+	t = json_object_get(range ? reply_object(reply, "ranges", NULL) :
+				    reply_object(reply, "total", "counts"), event ? event : "");
+	if (!c || !t)
+		rc = fail(ENOENT, "no event '%s' in the reply", event ? event : "(null)");
+	else if ((rc = reply_number(c, call)) || (rc = reply_number(t, total)))
+		rc = rc == -ENODATA ? fail(ENODATA, "'%s' is not supported on this machine", event)
+				    : fail(EPROTO, "'%s' has no count in the reply", event);
+	json_decref(reply);
+	return rc;
+}
+
+int perfgate_reply_time(const char *json, uint64_t *call_ns, uint64_t *total_ns,
+			unsigned long *calls)
+{
+	json_t *reply = reply_load(json);
+	uint64_t n = 0;
+	int rc;
+
+	if (!reply)
+		return -errno;
+	rc = reply_number(json_object_get(reply_object(reply, "call", NULL), "time_ns"), call_ns);
+	if (!rc)
+		rc = reply_number(json_object_get(reply_object(reply, "total", NULL), "time_ns"),
+				  total_ns);
+	if (!rc)
+		rc = reply_number(json_object_get(reply, "calls"), &n);
+	if (rc)
+		rc = fail(EPROTO, "the reply has no times or calls");
+	else if (calls)
+		*calls = (unsigned long)n;
+	json_decref(reply);
+	return rc;
+}
+
+int perfgate_reply_event(const char *json, size_t index, char *event, size_t size)
+{
+	json_t *reply = reply_load(json);
+	json_t *lists[2];
+	const char *key = NULL;
+	json_t *value;
+	int rc = 0;
+
+	if (!reply)
+		return -errno;
+	lists[0] = reply_object(reply, "total", "counts");
+	lists[1] = reply_object(reply, "ranges", NULL);
+	for (size_t l = 0; l < 2 && !key; l++) {
+		if (!lists[l])
+			continue;
+		json_object_foreach(lists[l], key, value) {
+			if (index-- == 0)
+				break;
+		}
+		/* foreach leaves key NULL when it ran off the end. */
+	}
+	if (!key)
+		rc = fail(ENOENT, "the reply has fewer events");
+	else if (!event || strlen(key) >= size)
+		rc = fail(ENOBUFS, "event name '%s' needs %zu bytes", key, strlen(key) + 1);
+	else
+		memcpy(event, key, strlen(key) + 1);
+	json_decref(reply);
+	return rc;
 }

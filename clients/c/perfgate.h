@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +76,23 @@ int perfgate_range_unload(struct perfgate *pg, const char *name);
 /* Any command line (without its '\n'); reply (may be NULL) gets the text
  * after "ack " or "err ". */
 int perfgate_command(struct perfgate *pg, const char *line, char *reply, size_t reply_size);
+
+/*
+ * The numbers in a window-end reply (the json perfgate_window_end gave),
+ * without parsing JSON yourself.  EVENT is an -e event ("task-clock") or a
+ * range view ("task-clock@R").  call gets what it counted during this call,
+ * total the window's total (a range view's total so far); either may be
+ * NULL.  -ENOENT: no such event (an inert handle's empty reply has none);
+ * -ENODATA: the event is <not supported> on this machine; -EPROTO: json is
+ * not a window-end reply.
+ */
+int perfgate_reply_count(const char *json, const char *event, uint64_t *call, uint64_t *total);
+/* This call's wall time, the window's open time so far, and its calls. */
+int perfgate_reply_time(const char *json, uint64_t *call_ns, uint64_t *total_ns,
+			unsigned long *calls);
+/* The INDEXth event of the reply (the -e events, then the range views), to
+ * list them: -ENOENT past the last, -ENOBUFS when it does not fit in size. */
+int perfgate_reply_event(const char *json, size_t index, char *event, size_t size);
 
 const char *perfgate_last_error(void);
 

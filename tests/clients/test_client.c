@@ -26,6 +26,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -247,6 +249,41 @@ static void test_env_inert(void)
 	unsetenv("PERFGATE_ACK_FD");
 	unsetenv("PERFGATE_CHANNEL_ID");
 	close(ctl[0]), close(ctl[1]), close(ack[0]), close(ack[1]), close(file);
+}
+
+/* The numeric accessors on fixed replies: docs/protocol.md's example. */
+static void test_reply_numbers(void)
+{
+	const char *r = "{\"window\":\"rep\",\"calls\":3,\"call\":{\"time_ns\":45718,"
+		"\"counts\":{\"task-clock\":27701,\"w\":11,\"cycles\":null},"
+		"\"ranges\":{\"w@gate\":3}},\"total\":{\"time_ns\":47851,"
+		"\"counts\":{\"task-clock\":27702,\"w\":12,\"cycles\":null}},"
+		"\"ranges\":{\"w@gate\":5}}";
+	uint64_t call = 0, total = 0;
+	unsigned long calls = 0;
+	char name[16];
+
+	is_int(perfgate_reply_count(r, "w", &call, &total), 0, "reply: count of an event");
+	ok(call == 11 && total == 12, "reply: ... the call's and the total's");
+	is_int(perfgate_reply_count(r, "w@gate", &call, &total), 0, "reply: count of a range view");
+	ok(call == 3 && total == 5, "reply: ... from call.ranges and ranges");
+	is_int(perfgate_reply_count(r, "w", NULL, NULL), 0, "reply: outputs may be NULL");
+	is_int(perfgate_reply_count(r, "cycles", &call, &total), -ENODATA,
+	       "reply: an unsupported event is ENODATA");
+	is_int(perfgate_reply_count(r, "nope", &call, &total), -ENOENT, "reply: no such event: ENOENT");
+	is_int(perfgate_reply_count("", "w", &call, &total), -ENOENT, "reply: an inert (empty) reply: ENOENT");
+	is_int(perfgate_reply_count("{\"x\":1}", "w", &call, &total), -EPROTO,
+	       "reply: not a window-end reply: EPROTO");
+	is_int(perfgate_reply_count("{\"window\":", "w", &call, &total), -EPROTO,
+	       "reply: cut JSON: EPROTO");
+	is_int(perfgate_reply_time(r, &call, &total, &calls), 0, "reply: times");
+	ok(call == 45718 && total == 47851 && calls == 3, "reply: ... call, total and calls");
+	is_int(perfgate_reply_event(r, 2, name, sizeof(name)), 0, "reply: event 2");
+	is_str(name, "cycles", "reply: ... is the third -e event");
+	is_int(perfgate_reply_event(r, 3, name, sizeof(name)), 0, "reply: event 3");
+	is_str(name, "w@gate", "reply: ... is the range view");
+	is_int(perfgate_reply_event(r, 4, name, sizeof(name)), -ENOENT, "reply: past the last: ENOENT");
+	is_int(perfgate_reply_event(r, 0, name, 4), -ENOBUFS, "reply: a name too long: ENOBUFS");
 }
 
 /* A fake agent: pipes whose far ends this test holds and answers (or not). */
@@ -540,6 +577,20 @@ static void child_exact(struct perfgate *pg)
 	check(reply_is(json, "w", 2), "the second reply says calls 2", "%s", json);
 	check_int(json_num(json, "\"call\":", EV), 2, "the second call counts 2");
 	check_int(json_num(json, "\"total\":", EV), 7, "the total is now 7");
+	{
+		uint64_t call = 0, total = 0, call_ns = 0, total_ns = 0;
+		unsigned long calls = 0;
+		char name[64] = "";
+
+		check_int(perfgate_reply_count(json, EV, &call, &total), 0, "reply_count " EV);
+		check(call == 2 && total == 7, "... gives the call's 2 and the total's 7",
+		      "call %llu total %llu", (unsigned long long)call, (unsigned long long)total);
+		check_int(perfgate_reply_time(json, &call_ns, &total_ns, &calls), 0, "reply_time");
+		check(calls == 2 && call_ns > 0 && total_ns >= call_ns,
+		      "... gives 2 calls and times, the total's the longer", "%s", json);
+		check_int(perfgate_reply_event(json, 0, name, sizeof(name)), 0, "reply_event 0");
+		check(!strcmp(name, EV), "... is " EV, "%s", name);
+	}
 	check_int(perfgate_enable(pg), 0, "enable");
 	getppid_n(11);
 	check_int(perfgate_disable(pg), 0, "disable");
@@ -843,7 +894,7 @@ static void test_agent(void)
 {
 	char json[512];
 
-	agent_scenario("exact", 14);
+	agent_scenario("exact", 20);
 	report_is("exact", EV "@w", 7);
 	report_is("exact", EV, 11);
 	path_of(json, sizeof(json), "exact", "json");
@@ -892,6 +943,7 @@ int main(int argc, char **argv)
 	test_inert();
 	test_opts();
 	test_env_inert();
+	test_reply_numbers();
 	test_fake_agent();
 	test_process_lock();
 	test_fifo_paths(tmpdir);
