@@ -234,6 +234,32 @@ EOF
 	no_leftovers
 }
 
+@test "perfgate_window_end NAME VAR: the reply in VAR, nothing forked inside the window" {
+	script <<'EOF'
+perfgate_start -e sched:sched_process_fork -x,
+perfgate_window_begin quiet
+perfgate_window_end quiet json
+echo "var $json"
+perfgate_window_begin forked
+forked=$(perfgate_window_end forked)
+echo "subshell $forked"
+perfgate_window_end quiet "bad name" || echo "bad=$?"
+perfgate_stop
+EOF
+	runsh
+	expect_status 0
+	local quiet forked
+	quiet=$(sed -n 's/^var //p' "$T/out")
+	forked=$(sed -n 's/^subshell //p' "$T/out")
+	run jget "$quiet" '(d["window"], d["call"]["counts"]["sched:sched_process_fork"])'
+	[ "$output" = "('quiet', 0)" ] || { show; fail "window end into a variable: got $output"; }
+	# The $(...) form forks inside its own window: the reason VAR exists.
+	run jget "$forked" '(d["window"], d["call"]["counts"]["sched:sched_process_fork"])'
+	[ "$output" = "('forked', 1)" ] || { show; fail "window end in a subshell: got $output"; }
+	expect_line "bad=2"
+	expect_err "perfgate: window end: usage: perfgate_window_end NAME [VARIABLE]"
+}
+
 @test "err replies: non-zero status, the agent's reason on stderr, the agent keeps going" {
 	script <<'EOF'
 perfgate_start -e "$GETPPID"
