@@ -2,6 +2,8 @@
  * json_report: the window-end reply and the --json-file run document.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 
 #include "agent/json_report.h"
 #include "agent/log.h"
+#include "agent/report.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"
 #include "agent/signals.h"
@@ -187,19 +190,162 @@ static json_t *json_views(const struct session *s)
 	return views;
 }
 
+/* A number, or null for NAN (a quantile with no kept values). */
+static json_t *json_real_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+/* The statistics of one view's (view == nr_views: the wall time's)
+ * per-call values; null for an event the machine lacks. */
+static json_t *json_call_stats(const struct window *w, const struct stats *st, size_t view,
+			       bool supported)
+{
+	if (!supported)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+		"count", (json_int_t)st->n, "min", (json_int_t)st->min,
+		"max", (json_int_t)st->max, "mean", json_real(stats_mean(st)),
+		"stddev", json_real(stats_stddev(st)),
+		"median", json_real_or_null(window_call_quantile(w, view, 0.5)),
+		"p90", json_real_or_null(window_call_quantile(w, view, 0.9)),
+		"p99", json_real_or_null(window_call_quantile(w, view, 0.99)));
+}
+
+static const struct window *sort_window;	/* qsort has no context argument */
+
+static int json_by_begin(const void *a, const void *b)
+{
+	uint64_t x = sort_window->log.begin_ns[*(const size_t *)a];
+	uint64_t y = sort_window->log.begin_ns[*(const size_t *)b];
+
+	return (x > y) - (x < y);
+}
+
+static uint64_t ns_since(const struct timespec *start, uint64_t ns)
+{
+	uint64_t t0 = (uint64_t)start->tv_sec * 1000000000u + (uint64_t)start->tv_nsec;
+
+	return ns > t0 ? ns - t0 : 0;
+}
+
+/* The kept calls, in the order they began: times since the start of the
+ * run, and each event's count. */
+static json_t *json_per_call(const struct session *s, const struct window *w)
+{
+	size_t kept = w->log.kept, *order = calloc(kept ? kept : 1, sizeof(*order));
+	json_t *begin = json_array(), *end = json_array(), *counts = json_object();
+
+	for (size_t r = 0; r < kept; r++)
+		order[r] = r;
+	sort_window = w;
+	qsort(order, kept, sizeof(*order), json_by_begin);
+	for (size_t r = 0; r < kept; r++) {
+		json_array_append_new(begin, json_integer((json_int_t)
+			ns_since(&s->started, w->log.begin_ns[order[r]])));
+		json_array_append_new(end, json_integer((json_int_t)
+			ns_since(&s->started, w->log.end_ns[order[r]])));
+	}
+	for (size_t i = 0; i < w->nr_views; i++) {
+		json_t *values = json_array();
+
+		for (size_t r = 0; r < kept; r++)
+			json_array_append_new(values, json_integer((json_int_t)
+				w->log.values[order[r] * w->nr_views + i]));
+		json_object_set_new(counts, s->counters[i].def.name,
+				    s->counters[i].supported ? values : (json_decref(values), json_null()));
+	}
+	free(order);
+	return json_pack("{s:I, s:b, s:o, s:o, s:o}",
+		"kept", (json_int_t)kept, "sampled", kept < w->calls,
+		"begin_ns", begin, "end_ns", end, "counts", counts);
+}
+
 static json_t *json_windows(const struct session *s)
 {
 	json_t *windows = json_array();
 
 	for (size_t i = 0; i < s->nr_windows; i++) {
 		const struct window *w = s->windows[i];
+		json_t *stats = json_null();
 
-		json_array_append_new(windows, json_pack("{s:s, s:I, s:I, s:I}",
+		if (w->calls) {
+			json_t *counts = json_object();
+
+			for (size_t v = 0; v < w->nr_views; v++)
+				json_object_set_new(counts, s->counters[v].def.name,
+					json_call_stats(w, &w->call_stats[v], v,
+							s->counters[v].supported));
+			stats = json_pack("{s:o, s:o}",
+				"time_ns", json_call_stats(w, &w->time_stats, w->nr_views, true),
+				"counts", counts);
+		}
+		json_array_append_new(windows, json_pack("{s:s, s:I, s:I, s:I, s:o, s:o}",
 			"name", w->name, "calls", (json_int_t)w->calls,
 			"open_ns", (json_int_t)window_open_ns(w),
-			"open_at_end", (json_int_t)w->open_at_finish));
+			"open_at_end", (json_int_t)w->open_at_finish,
+			"stats", stats, "per_call", json_per_call(s, w)));
 	}
 	return windows;
+}
+
+/* ---- the -I series ------------------------------------------------------ */
+
+void json_report_interval_begin(struct session *s, uint64_t time_ns)
+{
+	if (!s->opts->json_file)
+		return;
+	if (!s->intervals)
+		s->intervals = json_array();
+	if (json_array_size(s->intervals) >= JSON_REPORT_INTERVALS_MAX) {
+		s->intervals_dropped++;
+		return;
+	}
+	s->interval = json_pack("{s:I, s:{}, s:{}, s:{}}", "time_ns", (json_int_t)time_ns,
+				"default", "windows", "ranges");
+}
+
+/* A row's value in the series: its count, null when its gate stayed shut
+ * or the machine lacks the event. */
+static json_t *json_row_value(const struct report_row *row)
+{
+	return row->status == REPORT_COUNTED && row->enabled_ns ?
+	       json_integer((json_int_t)row->count) : json_null();
+}
+
+void json_report_interval_rows(struct session *s, const char *window,
+			       const struct report_row *rows, size_t n)
+{
+	json_t *into;
+
+	if (!s->interval)
+		return;
+	into = json_object_get(s->interval, "default");
+	if (window) {
+		into = json_object();
+		json_object_set_new(json_object_get(s->interval, "windows"), window, into);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *key = NULL;
+
+		if (!rows[i].range) {
+			json_object_set_new(into, rows[i].event, json_row_value(&rows[i]));
+			continue;
+		}
+		if (asprintf(&key, "%s@%s", rows[i].event, rows[i].range) < 0)
+			continue;
+		json_object_set_new(json_object_get(s->interval, "ranges"), key,
+				    json_row_value(&rows[i]));
+		free(key);
+	}
+}
+
+void json_report_interval_end(struct session *s)
+{
+	if (!s->interval)
+		return;
+	json_array_append_new(s->intervals, s->interval);
+	s->interval = NULL;
 }
 
 /* "SIGINT", "SIGHUP", ... (the signal that ended the run), "stop", or null
@@ -227,15 +373,26 @@ static json_t *json_run(const struct session *s, int exit_code)
 		"ended_by", json_ended_by(s, signal_name, sizeof(signal_name)));
 }
 
+void json_report_free(struct session *s)
+{
+	json_decref(s->interval);
+	json_decref(s->intervals);
+	s->interval = s->intervals = NULL;
+}
+
 int json_report_write(struct session *s, const char *path, int exit_code)
 {
-	json_t *doc = json_pack("{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o}",
+	if (!s->intervals)
+		s->intervals = json_array();
+	json_t *doc = json_pack("{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o, s:O, s:I}",
 		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
 		"run", json_run(s, exit_code),
 		"events", json_events(s),
 		"views", json_views(s),
 		"windows", json_windows(s),
-		"ranges", json_ranges(s));
+		"ranges", json_ranges(s),
+		"intervals", s->intervals,
+		"intervals_dropped", (json_int_t)s->intervals_dropped);
 	int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 
 	json_decref(doc);

@@ -7,15 +7,30 @@
 #ifndef PERFGATE_JSON_REPORT_H
 #define PERFGATE_JSON_REPORT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct session;
 struct window;
 struct window_end_result;
+struct report_row;
 
-#define JSON_REPORT_SCHEMA_VERSION 1
+#define JSON_REPORT_SCHEMA_VERSION 2
+/* -I intervals the document keeps; later ones are counted, not kept. */
+#define JSON_REPORT_INTERVALS_MAX 100000
 
 /* One line of JSON for "ack {...}" after "window end" (malloc'd). */
 char *json_report_window_end(const struct session *s, const struct window *w,
 			     const struct window_end_result *result);
+/* Record one -I interval for the document (only with --json-file):
+ * begin it, add the rows of the default window (window NULL), of each
+ * named window, and of the ranges (range rows name their range), end it. */
+void json_report_interval_begin(struct session *s, uint64_t time_ns);
+void json_report_interval_rows(struct session *s, const char *window,
+			       const struct report_row *rows, size_t n);
+void json_report_interval_end(struct session *s);
+/* Free what the series holds (session_free). */
+void json_report_free(struct session *s);
 /* The whole run as one document, at the end of the run.  -1 with a message
  * printed when the file cannot be written. */
 int json_report_write(struct session *s, const char *path, int exit_code);

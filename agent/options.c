@@ -28,6 +28,7 @@ enum {
 	OPT_JSON_FILE,
 	OPT_RANGE_SCOPE,
 	OPT_RANGE_BACKEND,
+	OPT_CALL_VALUES,
 	OPT_VERSION,
 };
 
@@ -54,6 +55,7 @@ static const struct option long_options[] = {
 	{ "mmap-pages",		required_argument, NULL, 'm' },
 	{ "range-scope",	required_argument, NULL, OPT_RANGE_SCOPE },
 	{ "range-backend",	required_argument, NULL, OPT_RANGE_BACKEND },
+	{ "call-values",	required_argument, NULL, OPT_CALL_VALUES },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -87,6 +89,8 @@ static const char usage_text[] =
 "                             when every trigger fires in irq/timer context)\n"
 "      --range-backend bpf|sample  count ranges in BPF, or from trigger samples\n"
 "                             (default: BPF, falling back to samples with a note)\n"
+"      --call-values N        per-call values kept per window for quantiles and\n"
+"                             --json-file (default 1000; past it, a uniform sample)\n"
 "  -h, --help                 this text\n"
 "\n"
 "See perfgate(1) and docs/protocol.md for the control protocol.\n";
@@ -304,6 +308,8 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case 'm': return parse_pages(opts, arg);
 	case OPT_RANGE_SCOPE: return parse_range_scope(opts, arg);
 	case OPT_RANGE_BACKEND: return parse_range_backend(opts, arg);
+	case OPT_CALL_VALUES:
+		return parse_long("--call-values", arg, 0, CALL_VALUES_MAX, &opts->call_values);
 	}
 	return -1;
 }
@@ -349,6 +355,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 
 	memset(opts, 0, sizeof(*opts));
 	opts->log_fd = -1;
+	opts->call_values = 1000;
 	opts->mmap_pages = 1024;	/* loses nothing at 2 M hits/s (DESIGN.md section 6) */
 	opterr = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */

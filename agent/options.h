@@ -26,6 +26,10 @@ struct event_spec {
 	char *filter;
 };
 
+/* --call-values at most: 8 bytes per event and 16 per call are kept, so
+ * the cap bounds a window's memory at about 1.6 GB with 100 events. */
+#define CALL_VALUES_MAX 1000000
+
 struct options {
 	struct event_spec *events;
 	size_t nr_events;
@@ -51,6 +55,7 @@ struct options {
 	int mmap_pages;		/* -m: ring-buffer data pages per CPU for ranges */
 	int range_scope;	/* --range-scope: 0 auto, 1 thread, 2 cpu */
 	int range_backend;	/* --range-backend: 0 auto, 1 bpf, 2 sample */
+	long call_values;	/* --call-values: per-call values kept per window */
 
 	char **workload;	/* argv after the options, NULL-terminated */
 	int nr_workload;

@@ -18,6 +18,8 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
+#include <string.h>
 
 /* Column widths of perf's text table. */
 #define REPORT_COUNT_WIDTH	18	/* the count, right-aligned */
@@ -472,6 +474,50 @@ void report_interval(struct report *report, double timestamp_s,
 
 /* ---- named windows --------------------------------------------------- */
 
+static void report_stat_number(FILE *out, double v, bool integer)
+{
+	if (isnan(v))
+		fprintf(out, " %12s", "-");
+	else if (integer)
+		fprintf(out, " %12.0f", v);
+	else
+		fprintf(out, " %12.2f", v);
+}
+
+/* The per-call table, LIKWID's region table in perf's text style: one
+ * line per event, the calls' min, max, mean, stddev and quantiles. */
+static void report_call_table(struct report *report, const struct report_window *w)
+{
+	static const char *const heads[] = { "min", "max", "mean", "stddev", "median",
+					     "p90", "p99" };
+	int width = 14;
+
+	for (size_t i = 0; i < w->nr_call_stats; i++)
+		if ((int)strlen(w->call_stats[i].name) > width)
+			width = (int)strlen(w->call_stats[i].name);
+	fprintf(report->out, "\n   %-*s", width, w->call_stats_sampled ?
+		"per call (sampled)" : "per call");
+	for (size_t h = 0; h < sizeof(heads) / sizeof(heads[0]); h++)
+		fprintf(report->out, " %12s", heads[h]);
+	fputc('\n', report->out);
+	for (size_t i = 0; i < w->nr_call_stats; i++) {
+		const struct report_call_stat *st = &w->call_stats[i];
+
+		fprintf(report->out, "   %-*s", width, st->name);
+		if (!st->supported) {
+			fprintf(report->out, " %12s\n", "<not supported>");
+			continue;
+		}
+		fprintf(report->out, " %12" PRIu64 " %12" PRIu64, st->min, st->max);
+		report_stat_number(report->out, st->mean, false);
+		report_stat_number(report->out, st->stddev, false);
+		report_stat_number(report->out, st->median, false);
+		report_stat_number(report->out, st->p90, false);
+		report_stat_number(report->out, st->p99, false);
+		fputc('\n', report->out);
+	}
+}
+
 void report_final_window(struct report *report, const struct report_window *w,
 			 const struct report_row *rows, size_t n)
 {
@@ -487,6 +533,8 @@ void report_final_window(struct report *report, const struct report_window *w,
 		fputs(":\n\n", report->out);
 	}
 	report_rows(report, &when, rows, n, open_ns, w->name);
+	if (report->format == REPORT_TEXT && w->nr_call_stats && w->calls)
+		report_call_table(report, w);
 	if (report->format == REPORT_TEXT)
 		fputs("\n\n", report->out);
 	fflush(report->out);

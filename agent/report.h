@@ -85,12 +85,27 @@ void report_final(struct report *report, const struct report_run *run,
 void report_interval(struct report *report, double timestamp_s,
 		     const struct report_row *rows, size_t n);
 
+/* One line of a window's per-call table: the statistics of one event's
+ * (or the calls' wall time's) values over the window's calls. */
+struct report_call_stat {
+	const char *name;	/* the event, or "wall time (ns)" */
+	bool supported;		/* false: "<not supported>" */
+	uint64_t min, max;
+	double mean, stddev;
+	double median, p90, p99;	/* NAN when no call's values were kept */
+};
+
 /* A named window, as the report shows it next to its rows. */
 struct report_window {
 	const char *name;
 	unsigned long calls;	/* begin/end pairs */
 	double open_s;		/* wall time open */
 	unsigned open_at_end;	/* begins still without an end at the end */
+	/* The final text report's per-call table under the window's rows
+	 * (LIKWID's region table); none when nr_call_stats is 0. */
+	const struct report_call_stat *call_stats;
+	size_t nr_call_stats;
+	bool call_stats_sampled;	/* quantiles are from a uniform sample */
 };
 
 /* The final report's block for one window (text: a header line with calls

@@ -365,7 +365,8 @@ struct window *session_window(struct session *s, const char *name, bool create)
 	if (!create)
 		return NULL;
 	s->windows = realloc(s->windows, (s->nr_windows + 1) * sizeof(*s->windows));
-	s->windows[s->nr_windows] = window_new(name, s->counters, s->nr_counters);
+	s->windows[s->nr_windows] = window_new(name, s->counters, s->nr_counters,
+						(size_t)s->opts->call_values);
 	return s->windows[s->nr_windows++];
 }
 
@@ -403,6 +404,7 @@ static void session_free(struct session *s)
 		events_def_free(&s->counters[i].def);
 	}
 	session_ranges_free(s);
+	json_report_free(s);
 	if (s->base)
 		event_base_free(s->base);
 	if (s->out && s->out != stderr)

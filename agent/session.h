@@ -61,6 +61,9 @@ struct session {
 	size_t nr_target_watches, targets_alive;
 	struct timespec started, ended;
 	long intervals_done;
+	struct json_t *intervals;	/* -I series for --json-file (json_report) */
+	struct json_t *interval;	/* the one being recorded */
+	unsigned long intervals_dropped;	/* past JSON_REPORT_INTERVALS_MAX */
 	int exit_signal;		/* the signal that ended the run (signals.h), or 0 */
 };
 

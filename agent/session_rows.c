@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "agent/json_report.h"
 #include "agent/session.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session_ranges.h"
@@ -113,21 +114,34 @@ static void print_interval_lines(struct session *s, enum rows_mode mode)
 	struct report_row *rows;
 	size_t n;
 
+	/* Only intervals go into the document's series, not snapshots. */
+	bool record = mode == ROWS_INTERVAL;
+
 	session_ranges_drain(s);
+	if (record)
+		json_report_interval_begin(s, (uint64_t)(now * 1e9));
 	rows = rows_of(s, s->default_views, mode);
 	report_interval(&s->report, now, rows, s->nr_counters);
+	if (record)
+		json_report_interval_rows(s, NULL, rows, s->nr_counters);
 	free(rows);
 	for (size_t i = 0; i < s->nr_windows; i++) {
 		struct report_window rw = report_window_of(s->windows[i]);
 
 		rows = rows_of(s, s->windows[i]->views, mode);
 		report_interval_window(&s->report, now, &rw, rows, s->nr_counters);
+		if (record)
+			json_report_interval_rows(s, s->windows[i]->name, rows, s->nr_counters);
 		free(rows);
 	}
 	rows = range_rows(s, mode, &n, mode == ROWS_INTERVAL ? s->report.interval_ns :
 			  (uint64_t)(now * 1e9));
 	if (n)
 		report_interval_ranges(&s->report, now, rows, n);
+	if (record) {
+		json_report_interval_rows(s, NULL, rows, n);
+		json_report_interval_end(s);
+	}
 	free(rows);
 }
 
@@ -156,6 +170,33 @@ static void fill_run(struct session *s, struct report_run *run)
 	}
 }
 
+/* The per-call table's lines for window w (malloc'd): the calls' wall
+ * time, then each event. */
+static struct report_call_stat *call_stats_of(const struct session *s, const struct window *w,
+					      size_t *n)
+{
+	struct report_call_stat *lines = calloc(s->nr_counters + 1, sizeof(*lines));
+
+	*n = 0;
+	if (!lines || !w->calls)
+		return lines;
+	for (size_t i = 0; i <= s->nr_counters; i++) {
+		const struct stats *st = i < s->nr_counters ? &w->call_stats[i] : &w->time_stats;
+		struct report_call_stat *line = &lines[(*n)++];
+
+		line->name = i < s->nr_counters ? s->counters[i].def.name : "wall time (ns)";
+		line->supported = i == s->nr_counters || s->counters[i].supported;
+		line->min = st->min;
+		line->max = st->max;
+		line->mean = stats_mean(st);
+		line->stddev = stats_stddev(st);
+		line->median = window_call_quantile(w, i, 0.5);
+		line->p90 = window_call_quantile(w, i, 0.9);
+		line->p99 = window_call_quantile(w, i, 0.99);
+	}
+	return lines;
+}
+
 void session_print_final(struct session *s)
 {
 	struct report_run run;
@@ -167,10 +208,15 @@ void session_print_final(struct session *s)
 	free(rows);
 	for (size_t i = 0; i < s->nr_windows; i++) {
 		struct report_window rw = report_window_of(s->windows[i]);
+		struct report_call_stat *lines = call_stats_of(s, s->windows[i],
+							       &rw.nr_call_stats);
 
+		rw.call_stats = lines;
+		rw.call_stats_sampled = s->windows[i]->log.kept < s->windows[i]->calls;
 		rows = rows_of(s, s->windows[i]->views, ROWS_TOTAL);
 		report_final_window(&s->report, &rw, rows, s->nr_counters);
 		free(rows);
+		free(lines);
 	}
 	rows = range_rows(s, ROWS_TOTAL, &n, (uint64_t)(run.elapsed_s * 1e9));
 	if (n)

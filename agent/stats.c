@@ -99,25 +99,35 @@ static int stats_compare(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double stats_quantile(const struct stats *st, double q)
+double stats_quantile_of(uint64_t *values, size_t n, double q)
 {
-	uint64_t *sorted;
 	double rank, frac, result;
 	size_t lo;
 
-	if (!st->nr_kept || q < 0 || q > 1)
+	if (!n || q < 0 || q > 1)
+		return NAN;
+	qsort(values, n, sizeof(*values), stats_compare);
+	rank = q * (double)(n - 1);
+	lo = (size_t)rank;
+	frac = rank - (double)lo;
+	result = (double)values[lo];
+	if (lo + 1 < n)
+		result += frac * ((double)values[lo + 1] - (double)values[lo]);
+	return result;
+}
+
+double stats_quantile(const struct stats *st, double q)
+{
+	uint64_t *sorted;
+	double result;
+
+	if (!st->nr_kept)
 		return NAN;
 	sorted = malloc(st->nr_kept * sizeof(*sorted));
 	if (!sorted)
 		return NAN;
 	memcpy(sorted, st->kept, st->nr_kept * sizeof(*sorted));
-	qsort(sorted, st->nr_kept, sizeof(*sorted), stats_compare);
-	rank = q * (double)(st->nr_kept - 1);
-	lo = (size_t)rank;
-	frac = rank - (double)lo;
-	result = (double)sorted[lo];
-	if (lo + 1 < st->nr_kept)
-		result += frac * ((double)sorted[lo + 1] - (double)sorted[lo]);
+	result = stats_quantile_of(sorted, st->nr_kept, q);
 	free(sorted);
 	return result;
 }

@@ -43,6 +43,8 @@ double stats_stddev_of_mean(const struct stats *st);
  * between closest ranks (NumPy's default, type 7 of Hyndman and Fan);
  * NAN when none are kept. */
 double stats_quantile(const struct stats *st, double q);
+/* The same over values[0..n), which it sorts in place. */
+double stats_quantile_of(uint64_t *values, size_t n, double q);
 /* True when the kept values are a reservoir sample, not all of them. */
 bool stats_sampled(const struct stats *st);
 

@@ -2,6 +2,7 @@
  * window: named windows over shared counters, with nesting, call counts
  * and open time.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +16,27 @@ static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
 	       (uint64_t)a->tv_nsec;
 }
 
-struct window *window_new(const char *name, struct counter *counters, size_t nr)
+static uint64_t ns_of(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+struct window *window_new(const char *name, struct counter *counters, size_t nr,
+			  size_t values_cap)
 {
 	struct window *w = calloc(1, sizeof(*w));
 
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	w->views = calloc(nr, sizeof(*w->views));
+	w->call_stats = calloc(nr ? nr : 1, sizeof(*w->call_stats));
 	w->nr_views = nr;
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; i < nr; i++) {
 		view_init(&w->views[i], &counters[i]);
+		stats_init(&w->call_stats[i], 0);
+	}
+	stats_init(&w->time_stats, 0);
+	w->log.cap = values_cap;
+	w->log.rng = 0x9e3779b97f4a7c15ull;	/* fixed: a run is repeatable */
 	return w;
 }
 
@@ -37,7 +50,83 @@ void window_free(struct window *w)
 	}
 	free(w->stack);
 	free(w->views);
+	free(w->call_stats);
+	free(w->log.begin_ns);
+	free(w->log.end_ns);
+	free(w->log.values);
 	free(w);
+}
+
+/* splitmix64, to pick reservoir slots. */
+static uint64_t log_random(struct window_call_log *log)
+{
+	uint64_t z = (log->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The row call number `calls` (1-based) goes to, or -1 when it is not
+ * kept: rows in order up to the cap, then algorithm R's choice. */
+static long log_slot(struct window *w)
+{
+	struct window_call_log *log = &w->log;
+	uint64_t slot;
+
+	if (log->kept < log->cap) {
+		if (!log->begin_ns) {
+			log->begin_ns = malloc(log->cap * sizeof(*log->begin_ns));
+			log->end_ns = malloc(log->cap * sizeof(*log->end_ns));
+			log->values = malloc(log->cap * (w->nr_views ? w->nr_views : 1) *
+					     sizeof(*log->values));
+			if (!log->begin_ns || !log->end_ns || !log->values) {
+				log->cap = 0;	/* statistics go on without quantiles */
+				return -1;
+			}
+		}
+		return (long)log->kept++;
+	}
+	if (!log->cap)
+		return -1;
+	slot = log_random(log) % w->calls;
+	return slot < log->cap ? (long)slot : -1;
+}
+
+/* One call's values into the statistics and the log: O(views), whatever
+ * the number of calls. */
+static void window_record_call(struct window *w, const struct counter_value *call,
+			       const struct timespec *begun, const struct timespec *ended)
+{
+	long slot = log_slot(w);
+
+	stats_add(&w->time_stats, ns_of(ended) - ns_of(begun));
+	for (size_t i = 0; i < w->nr_views; i++)
+		stats_add(&w->call_stats[i], call[i].val);
+	if (slot < 0)
+		return;
+	w->log.begin_ns[slot] = ns_of(begun);
+	w->log.end_ns[slot] = ns_of(ended);
+	for (size_t i = 0; i < w->nr_views; i++)
+		w->log.values[(size_t)slot * w->nr_views + i] = call[i].val;
+}
+
+double window_call_quantile(const struct window *w, size_t view, double q)
+{
+	uint64_t *column;
+	double result;
+
+	if (!w->log.kept || view > w->nr_views)
+		return NAN;
+	column = malloc(w->log.kept * sizeof(*column));
+	if (!column)
+		return NAN;
+	for (size_t r = 0; r < w->log.kept; r++)
+		column[r] = view == w->nr_views ? w->log.end_ns[r] - w->log.begin_ns[r] :
+						  w->log.values[r * w->nr_views + view];
+	result = stats_quantile_of(column, w->log.kept, q);
+	free(column);
+	return result;
 }
 
 void window_begin(struct window *w, uint64_t *ranges, size_t n)
@@ -97,6 +186,7 @@ int window_end(struct window *w, struct window_end_result *result)
 		result->call[i].ena = end.ena - result->call[i].ena;
 		result->call[i].run = end.run - result->call[i].run;
 	}
+	window_record_call(w, result->call, &call.begun, &now);
 	return 0;
 }
 

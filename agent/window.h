@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "agent/stats.h"
 #include "agent/view.h"
 #include "proto/ctl_proto.h"
 
@@ -23,6 +24,19 @@ struct window_call {
 	struct timespec begun;
 	uint64_t *ranges_at_begin;	/* every range view's value then (caller's) */
 	size_t nr_ranges_at_begin;
+};
+
+/*
+ * The per-call values of a window: each call's begin and end times and its
+ * count for every view.  The first cap calls are kept; past the cap a
+ * uniform reservoir of cap calls stands for them all (algorithm R, one
+ * slot decision per call for the whole row), and kept < calls says so.
+ */
+struct window_call_log {
+	size_t cap, kept;
+	uint64_t *begin_ns, *end_ns;	/* CLOCK_MONOTONIC, one per kept call */
+	uint64_t *values;		/* kept rows of nr_views counts */
+	uint64_t rng;			/* the reservoir's generator */
 };
 
 struct window {
@@ -35,6 +49,9 @@ struct window {
 	struct timespec opened;		/* when depth went 0 -> 1 */
 	struct window_call *stack;	/* open calls, innermost last */
 	unsigned open_at_finish;	/* begins without an end when the run ended */
+	struct stats *call_stats;	/* per view: its calls' counts (exact, Welford) */
+	struct stats time_stats;	/* the calls' wall times */
+	struct window_call_log log;
 };
 
 /* What one "window end" measured: the call's deltas, then the totals. */
@@ -45,7 +62,9 @@ struct window_end_result {
 	size_t nr_ranges_at_begin;
 };
 
-struct window *window_new(const char *name, struct counter *counters, size_t nr);
+/* values_cap: per-call values kept for quantiles and the document. */
+struct window *window_new(const char *name, struct counter *counters, size_t nr,
+			  size_t values_cap);
 void window_free(struct window *w);
 /* Open a call.  ranges (n values, taken over; may be NULL) are the range
  * views' values at this begin, handed back by window_end for the call's
@@ -58,5 +77,8 @@ int window_end(struct window *w, struct window_end_result *result);
 void window_finish(struct window *w);
 /* Wall time open so far, the running period included. */
 uint64_t window_open_ns(const struct window *w);
+/* Quantile q of view's kept per-call counts (view == nr_views: the calls'
+ * times); NAN when no call was kept. */
+double window_call_quantile(const struct window *w, size_t view, double q);
 
 #endif
