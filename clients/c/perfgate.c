@@ -186,20 +186,22 @@ static void channel_unlock(struct perfgate *pg)
  * write() without SIGPIPE: a program must not die because its agent exited.
  * SIGPIPE is blocked in this thread around the write and, if the write
  * raised it, taken back off the queue (unless one was pending already).
+ * Only a SIGPIPE the thread had blocked itself can be pending before the
+ * write, so sigpending() is asked only then: one system call less.
  */
 static ssize_t write_nosigpipe(int fd, const void *data, size_t len)
 {
 	sigset_t pipe_set, old, pending;
 	struct timespec zero = { 0, 0 };
-	bool was_pending;
+	bool was_pending = false;
 	ssize_t n;
 	int err;
 
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
-	sigpending(&pending);
-	was_pending = sigismember(&pending, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	if (sigismember(&old, SIGPIPE) && sigpending(&pending) == 0)
+		was_pending = sigismember(&pending, SIGPIPE);
 	n = write(fd, data, len);
 	err = errno;
 	if (n < 0 && err == EPIPE && !was_pending)
@@ -292,6 +294,18 @@ static int read_line(struct perfgate *pg, const struct timespec *deadline, size_
 		if (pg->len == pg->cap && buf_grow(pg)) {
 			pg->len = 0;
 			return fail(EPROTO, "reply from the agent longer than %zu bytes", pg->cap);
+		}
+		/* With nothing buffered the reply has rarely arrived yet: poll
+		 * first, rather than a read that fails with EAGAIN, then poll,
+		 * then read again -- one system call less per command. */
+		if (!pg->len) {
+			rc = wait_fd(pg->ack_fd, POLLIN, deadline);
+			if (rc == -ETIMEDOUT)
+				return fail(ETIMEDOUT, "timed out after %d ms waiting for the "
+					    "agent's reply", pg->timeout_ms);
+			if (rc)
+				return fail(-rc, "cannot wait for the agent's reply: %s",
+					    strerror(-rc));
 		}
 		n = read(pg->ack_fd, pg->buf + pg->len, pg->cap - pg->len);
 		if (n > 0) {
