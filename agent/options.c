@@ -47,6 +47,7 @@ static const struct option long_options[] = {
 	{ "interval-print",	required_argument, NULL, 'I' },
 	{ "interval-count",	required_argument, NULL, OPT_INTERVAL_COUNT },
 	{ "field-separator",	required_argument, NULL, 'x' },
+	{ "json-output",	no_argument,	   NULL, 'j' },	/* perf's spelling */
 	{ "json",		no_argument,	   NULL, 'j' },
 	{ "output",		required_argument, NULL, 'o' },
 	{ "append",		no_argument,	   NULL, OPT_APPEND },
@@ -79,7 +80,7 @@ static const char usage_text[] =
 "  -I, --interval-print MS    print counts every MS ms\n"
 "      --interval-count N     stop after N intervals\n"
 "  -x, --field-separator SEP  CSV-style output with SEP between fields\n"
-"  -j, --json                 one JSON object per counter line\n"
+"  -j, --json-output          one JSON object per counter line\n"
 "  -o, --output FILE          write the report to FILE (default: stderr)\n"
 "      --append               append to the -o file\n"
 "      --log-fd N             write the report to file descriptor N\n"
