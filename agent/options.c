@@ -297,7 +297,8 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_CONTROL: return add_control(opts, arg);
 	case OPT_CTL_FD: return parse_fd("--ctl-fd", arg, &seed_control(opts)->ctl_fd);
 	case OPT_CTL_FD_ACK: return parse_fd("--ctl-fd-ack", arg, &seed_control(opts)->ack_fd);
-	case 'I': return parse_long("-I", arg, 10, INT_MAX, &opts->interval_ms);
+	/* As perf 6.1: any period of 1 ms or more, and 0 for none. */
+	case 'I': return parse_long("-I", arg, 0, INT_MAX, &opts->interval_ms);
 	case OPT_INTERVAL_COUNT:
 		return parse_long("--interval-count", arg, 1, LONG_MAX, &opts->interval_count);
 	case 'x': free(opts->csv_sep); opts->csv_sep = strdup(arg); return check_separator(arg);

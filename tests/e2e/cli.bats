@@ -125,3 +125,14 @@ refused() {
 	expect_out out:input
 	[ "$(cat "$T/err")" = err:input ] || { show_run; fail "workload stderr"; }
 }
+
+@test "-I takes perf's range: 1 ms prints intervals, 0 means none" {
+	pg -x, -I 1 -e "$GETPPID" -- "$MARKER" getppid 3 sleep 50
+	expect_status 0
+	[ "$(values "$GETPPID" | wc -l)" -ge 5 ] || { show_run; fail "expected many 1 ms intervals"; }
+	[ "$(values "$GETPPID" | awk "{ s += \$1 } END { print s }")" = 3 ] || { show_run; fail "intervals do not add up to 3"; }
+	pg -x, -I 0 -e "$GETPPID" -- "$MARKER" getppid 3
+	expect_status 0
+	expect_value "$GETPPID" 3
+	[ "$(grep -c "$GETPPID" "$T/err")" = 1 ] || { show_run; fail "-I 0 printed intervals"; }
+}
