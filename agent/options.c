@@ -18,7 +18,6 @@
 
 enum {
 	OPT_FILTER = 256,
-	OPT_NO_INHERIT,
 	OPT_CONTROL,
 	OPT_CTL_FD,
 	OPT_CTL_FD_ACK,
@@ -29,6 +28,7 @@ enum {
 	OPT_RANGE_SCOPE,
 	OPT_RANGE_BACKEND,
 	OPT_CALL_VALUES,
+	OPT_NO_BIG_NUM,
 	OPT_VERSION,
 };
 
@@ -39,7 +39,10 @@ static const struct option long_options[] = {
 	{ "cpu",		required_argument, NULL, 'C' },
 	{ "pid",		required_argument, NULL, 'p' },
 	{ "tid",		required_argument, NULL, 't' },
-	{ "no-inherit",		no_argument,	   NULL, OPT_NO_INHERIT },
+	{ "no-inherit",		no_argument,	   NULL, 'i' },
+	{ "null",		no_argument,	   NULL, 'n' },
+	{ "big-num",		no_argument,	   NULL, 'B' },
+	{ "no-big-num",		no_argument,	   NULL, OPT_NO_BIG_NUM },
 	{ "delay",		required_argument, NULL, 'D' },
 	{ "control",		required_argument, NULL, OPT_CONTROL },
 	{ "ctl-fd",		required_argument, NULL, OPT_CTL_FD },
@@ -72,7 +75,9 @@ static const char usage_text[] =
 "  -C, --cpu LIST             system-wide on the listed CPUs\n"
 "  -p, --pid PIDS             attach to existing processes\n"
 "  -t, --tid TIDS             attach to existing threads\n"
-"      --no-inherit           do not count the workload's children\n"
+"  -i, --no-inherit           do not count the workload's children\n"
+"  -n, --null                 null run: no default events, only the times\n"
+"  -B, --big-num / --no-big-num  thousands separators of the locale (default on)\n"
 "  -D, --delay MS             start counting after MS ms; -1: only on 'enable'\n"
 "      --control fd:CTL[,ACK] | fifo:CTL[,ACK]\n"
 "                             control channel (repeatable)\n"
@@ -292,7 +297,10 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case 'C': free(opts->cpu_list); opts->cpu_list = strdup(arg); return 0;
 	case 'p': free(opts->pid_list); opts->pid_list = strdup(arg); return 0;
 	case 't': free(opts->tid_list); opts->tid_list = strdup(arg); return 0;
-	case OPT_NO_INHERIT: opts->no_inherit = true; return 0;
+	case 'i': opts->no_inherit = true; return 0;
+	case 'n': opts->null_run = true; return 0;
+	case 'B': opts->no_big_num = false; return 0;
+	case OPT_NO_BIG_NUM: opts->no_big_num = true; return 0;
 	case 'D': return parse_long("-D", arg, -1, INT_MAX, &opts->delay_ms);
 	case OPT_CONTROL: return add_control(opts, arg);
 	case OPT_CTL_FD: return parse_fd("--ctl-fd", arg, &seed_control(opts)->ctl_fd);
@@ -361,7 +369,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 	opts->mmap_pages = 1024;	/* loses nothing at 2 M hits/s (DESIGN.md section 6) */
 	opterr = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */
-	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:h", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:hinB", long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 1;

@@ -38,7 +38,9 @@ struct options {
 	char *cpu_list;		/* -C */
 	char *pid_list;		/* -p */
 	char *tid_list;		/* -t */
-	bool no_inherit;
+	bool no_inherit;	/* -i, --no-inherit */
+	bool null_run;		/* -n: no default events, only the times */
+	bool no_big_num;	/* --no-big-num (-B, perf's default, is a no-op) */
 
 	long delay_ms;		/* -D: 0 none, -1 start disabled */
 	struct control_spec *controls;

@@ -219,10 +219,12 @@ static void report_text_row(struct report *report,
 			report_status_text(v->status), REPORT_UNIT_WIDTH, unit,
 			REPORT_NAME_WIDTH_NC, row->event);
 	else if (row->is_clock)
-		fprintf(out, "%'*.2f %-*s %-*s", REPORT_COUNT_WIDTH, v->shown,
+		fprintf(out, report->no_big_num ? "%*.2f %-*s %-*s" : "%'*.2f %-*s %-*s",
+			REPORT_COUNT_WIDTH, v->shown,
 			REPORT_UNIT_WIDTH, unit, REPORT_NAME_WIDTH, row->event);
 	else
-		fprintf(out, "%'*.0f %-*s %-*s", REPORT_COUNT_WIDTH, v->shown,
+		fprintf(out, report->no_big_num ? "%*.0f %-*s %-*s" : "%'*.0f %-*s %-*s",
+			REPORT_COUNT_WIDTH, v->shown,
 			REPORT_UNIT_WIDTH, unit, REPORT_NAME_WIDTH, row->event);
 	report_text_metric(out, m);
 	if (v->run != v->ena)
@@ -411,7 +413,9 @@ static void report_footer(struct report *report, const struct report_run *run,
 {
 	FILE *out = report->out;
 
-	fprintf(out, "\n %17.9f seconds time elapsed", run->elapsed_s);
+	/* perf -n leaves out the blank line before the time. */
+	fprintf(out, report->null_run ? " %17.9f seconds time elapsed" :
+		"\n %17.9f seconds time elapsed", run->elapsed_s);
 	if (run->user_s >= 0 && run->sys_s >= 0) {
 		fprintf(out, "\n\n %17.9f seconds user\n", run->user_s);
 		fprintf(out, " %17.9f seconds sys\n", run->sys_s);

@@ -55,6 +55,8 @@ struct report {
 	 * previous interval" (close, but not perf's bytes). */
 	uint64_t interval_ns;
 	double last_timestamp_s;	/* previous report_interval() time */
+	bool no_big_num;		/* --no-big-num: no thousands grouping */
+	bool null_run;			/* -n: perf's footer without its blank line */
 	/* /proc/sys/kernel/nmi_watchdog reads 1: perf then ends a final text
 	 * report that has <not counted> rows with its "Try disabling the NMI
 	 * watchdog" hint, and so do we.  Set it after report_init(). */

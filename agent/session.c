@@ -29,7 +29,8 @@
 static int session_resolve_events(struct session *s)
 {
 	const struct options *opts = s->opts;
-	size_t n = opts->nr_events ? opts->nr_events : events_default_count;
+	size_t n = opts->nr_events ? opts->nr_events :
+		   opts->null_run ? 0 : events_default_count;
 
 	s->counters = calloc(n, sizeof(*s->counters));
 	s->default_views = calloc(n, sizeof(*s->default_views));
@@ -107,6 +108,8 @@ static int session_open_output(struct session *s)
 	setvbuf(s->out, NULL, _IOLBF, 0);
 	report_init(&s->report, s->out, format, opts->csv_sep);
 	s->report.interval_ns = (uint64_t)opts->interval_ms * 1000000u;
+	s->report.no_big_num = opts->no_big_num;
+	s->report.null_run = opts->null_run;
 	s->report.nmi_watchdog = session_nmi_watchdog_on();
 	return 0;
 }

@@ -162,7 +162,10 @@ static void fill_run(struct session *s, struct report_run *run)
 	if (s->ended.tv_sec == 0 && s->ended.tv_nsec == 0)
 		clock_gettime(CLOCK_MONOTONIC, &s->ended);
 	run->elapsed_s = seconds_between(&s->started, &s->ended);
-	if (s->has_workload && !s->workload.running) {
+	/* As perf 6.1: no user and sys times system-wide (-a, -C), where
+	 * the workload's are not what was counted. */
+	if (s->has_workload && !s->workload.running && !s->opts->system_wide &&
+	    !s->opts->cpu_list) {
 		const struct rusage *ru = &s->workload.usage;
 
 		run->user_s = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;

@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# perf_compare.bats: perfgate as a drop-in for perf stat 6.1.  Each test
+# runs `perf stat OPTIONS -- marker ...` and `perfgate OPTIONS -- marker
+# ...` on the same deterministic workload and requires the same output,
+# line for line, once digits are masked (counts, times, percentages and
+# the magnitude of rates differ between any two runs).
+#
+# The differences perfgate intends are listed in perfgate(1), "perf stat
+# compatibility"; none of the option sets below may show one.
+
+load helpers
+
+setup() {
+	common_setup
+	command -v perf >/dev/null || fail "needs perf (linux-perf, which ./bootstrap installs)"
+	ensure_tracefs
+	# Thousands separators must show where perf shows them.
+	export LC_NUMERIC=en_US.UTF-8
+}
+
+# mask: digits (with their separators) become N, rate prefixes and runs of
+# blanks (column padding that depends on the digits) go.
+mask() {
+	sed -E 's/[0-9][0-9.,]*/N/g; s/[KMG]?\/sec/\/sec/g; s/ +/ /g; s/ +$//'
+}
+
+# same_as_perf OPTIONS...: run both on `marker getppid 1234 sleep 250`
+# with OPTIONS; their stderr (the report) must match once masked.
+same_as_perf() {
+	local workload=("$MARKER" getppid 1234 sleep 250)
+	timeout --foreground -k 2 "$PG_TIMEOUT" perf stat "$@" -- "${workload[@]}" \
+		>"$T/perf.out" 2>"$T/perf" 3>&- </dev/null || fail "perf stat $* failed: $(cat "$T/perf")"
+	pg "$@" -- "${workload[@]}"
+	expect_status 0
+	if ! diff <(mask <"$T/perf") <(mask <"$T/err") >"$T/diff"; then
+		echo "--- perf stat $*"; cat "$T/perf"
+		echo "--- perfgate $*"; cat "$T/err"
+		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
+		fail "perfgate's output differs from perf's for: $*"
+	fi
+}
+
+EVENTS="task-clock,page-faults,$GETPPID"
+
+@test "perf: the default event set" { same_as_perf; }
+@test "perf: -e software and tracepoint events" { same_as_perf -e "$EVENTS"; }
+@test "perf: -e with an unsupported hardware event" { same_as_perf -e "cycles,instructions,$GETPPID"; }
+@test "perf: -x," { same_as_perf -x, -e "$EVENTS"; }
+@test "perf: -x';'" { same_as_perf "-x;" -e "$EVENTS"; }
+@test "perf: -x with a multi-byte separator" { same_as_perf -x '::' -e "$EVENTS"; }
+@test "perf: -j" { same_as_perf -j -e "$EVENTS"; }
+@test "perf: --json-output" { same_as_perf --json-output -e "$EVENTS"; }
+@test "perf: -I 100 --interval-count 2" { same_as_perf -I 100 --interval-count 2 -e "$EVENTS"; }
+@test "perf: -I 100 -x," { same_as_perf -I 100 --interval-count 2 -x, -e "$EVENTS"; }
+@test "perf: -I 100 -j" { same_as_perf -I 100 --interval-count 2 -j -e "$EVENTS"; }
+@test "perf: -a" { same_as_perf -a -e "task-clock,$GETPPID"; }
+@test "perf: -a -x," { same_as_perf -a -x, -e "task-clock,$GETPPID"; }
+@test "perf: -a -I 100" { same_as_perf -a -I 100 --interval-count 2 -e task-clock; }
+@test "perf: -C 0" { same_as_perf -C 0 -e task-clock; }
+@test "perf: -C 0,1 -x," { same_as_perf -C 0,1 -x, -e task-clock; }
+@test "perf: modifiers :u :k" { same_as_perf -e "task-clock:u,page-faults:k,cycles:u"; }
+@test "perf: --filter" { same_as_perf -e "$GETPPID" --filter 'common_pid != 0'; }
+@test "perf: -i / --no-inherit" { same_as_perf -i -e "$EVENTS"; }
+@test "perf: -n" { same_as_perf -n; }
+@test "perf: -n -x," { same_as_perf -n -x,; }
+@test "perf: -n -e task-clock" { same_as_perf -n -e task-clock; }
+@test "perf: -B" { same_as_perf -B -e "$EVENTS"; }
+@test "perf: --no-big-num" { same_as_perf --no-big-num -e "$EVENTS"; }
+@test "perf: a locale with a decimal comma" { LC_NUMERIC=de_DE.UTF-8 same_as_perf -e "$EVENTS"; }
+@test "perf: -x, in a locale with a decimal comma" { LC_NUMERIC=de_DE.UTF-8 same_as_perf -x, -e "$EVENTS"; }
+@test "perf: --log-fd" {
+	# Both write the report to fd 3, which goes to the file both are read from.
+	local workload=("$MARKER" getppid 1234)
+	perf stat --log-fd 3 -e "$EVENTS" -- "${workload[@]}" 3>"$T/perf" 2>/dev/null </dev/null ||
+		fail "perf failed"
+	"$PERFGATE" --log-fd 3 -e "$EVENTS" -- "${workload[@]}" 3>"$T/err" 2>/dev/null </dev/null ||
+		fail "perfgate failed"
+	diff <(mask <"$T/perf") <(mask <"$T/err") || fail "--log-fd output differs"
+}
