@@ -89,22 +89,29 @@ static const char *parse_show(const char *text)
 	return got;
 }
 
-static void ok_parse(const char *text, const char *want)
+/* One test point: show(text) is want; label names the test. */
+static void ok_show(const char *(*show)(const char *), const char *label, const char *text,
+		    const char *want)
 {
 	char what[512];
 
-	snprintf(what, sizeof(what), "parses: %s", text);
-	is_str(parse_show(text), want, what);
+	snprintf(what, sizeof(what), "%s: %s", label, text);
+	is_str(show(text), want, what);
 }
 
-static void err_parse(const char *text, size_t offset, const char *reason)
+/* One test point: show(text) is an error at this byte, for this reason. */
+static void err_show(const char *(*show)(const char *), const char *label, const char *text,
+		     size_t offset, const char *reason)
 {
-	char what[512], want[512];
+	char what[512], want[1024];
 
-	snprintf(what, sizeof(what), "error at %zu: %s", offset, text);
+	snprintf(what, sizeof(what), "%s at %zu: %s", label, offset, text);
 	snprintf(want, sizeof(want), "ERR %zu: %s", offset, reason);
-	is_str(parse_show(text), want, what);
+	is_str(show(text), want, what);
 }
+
+#define ok_parse(text, want) ok_show(parse_show, "parses", (text), (want))
+#define err_parse(text, offset, reason) err_show(parse_show, "error", (text), (offset), (reason))
 
 static void test_parse_kinds(void)
 {
@@ -471,22 +478,9 @@ static const char *resolve_show(const char *text)
 	return got;
 }
 
-static void ok_attr(const char *text, const char *want)
-{
-	char what[512];
-
-	snprintf(what, sizeof(what), "attr as perf's: %s", text);
-	is_str(resolve_show(text), want, what);
-}
-
-static void err_resolve(const char *text, size_t offset, const char *reason)
-{
-	char what[512], want[1024];
-
-	snprintf(what, sizeof(what), "resolve error at %zu: %s", offset, text);
-	snprintf(want, sizeof(want), "ERR %zu: %s", offset, reason);
-	is_str(resolve_show(text), want, what);
-}
+#define ok_attr(text, want) ok_show(resolve_show, "attr as perf's", (text), (want))
+#define err_resolve(text, offset, reason)						\
+	err_show(resolve_show, "resolve error", (text), (offset), (reason))
 
 /* Each expectation is perf 6.1's own: perf stat -vv -e 'TEXT' true, on this machine. */
 static void test_resolve_perf_attrs(void)
