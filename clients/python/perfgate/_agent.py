@@ -173,7 +173,7 @@ class Agent(Client):
         self.dir = tempfile.mkdtemp(prefix="perfgate.")  # mode 0700
         ctl, ack = os.path.join(self.dir, "ctl"), os.path.join(self.dir, "ack")
         self._report_path: Optional[str] = None if output else os.path.join(self.dir, "report")
-        self.json_path = json_file or os.path.join(self.dir, "run.json")
+        self.json_path = os.path.abspath(json_file) if json_file else os.path.join(self.dir, "run.json")
         self._keep_json = json_file is not None
         args = [self.binary]
         if not delay:
