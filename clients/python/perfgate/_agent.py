@@ -12,7 +12,7 @@ import tempfile
 import time
 import types
 import weakref
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ._client import AgentGone, Client, PerfgateError, Timeout, _timeout_from
 
@@ -144,7 +144,8 @@ class Agent(Client):
     they give ``-o`` or ``--log-fd``; ``-p`` (the calling process: its
     threads and the children it starts later are counted) when there is a
     workload or OPTIONS name a target (``-a``, ``-C``, ``-p``, ``-t``).
-    ``json_file`` keeps the document at a path of one's choosing.
+    ``json_file`` keeps the document at a path of one's choosing; ``env``
+    is the environment of the agent and its workload (default: ours).
 
     Used as a context manager it stops the agent when the block ends, also
     when the block raises, and leaves the :class:`Report` in ``report``.
@@ -160,6 +161,7 @@ class Agent(Client):
         perfgate_bin: Optional[str] = None,
         timeout: Optional[float] = None,
         json_file: Optional[str] = None,
+        env: Optional[Mapping[str, str]] = None,
     ) -> None:
         if isinstance(events, str) or isinstance(options, str) or isinstance(workload, str):
             raise TypeError("events, options and workload are sequences of strings")
@@ -197,7 +199,8 @@ class Agent(Client):
                 # Its own session: a ^C at the terminal reaches us, not the
                 # agent, so the with-block's exit still stops it cleanly.
                 self.process = subprocess.Popen(
-                    args, stdin=subprocess.DEVNULL, stderr=err, start_new_session=True)
+                    args, stdin=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                    env=None if env is None else dict(env))
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
@@ -234,6 +237,14 @@ class Agent(Client):
     # ---- the process ----------------------------------------------------
 
     def _why_gone(self) -> Optional[str]:
+        if os.getpid() != self._owner:
+            # A forked child cannot wait for its parent's child: look in /proc.
+            try:
+                with open(f"/proc/{self.pid}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                return f"the agent (pid {self.pid}) is not running"
+            return f"the agent (pid {self.pid}) has exited" if state in (b"Z", b"X") else None
         st = self.process.poll()
         if st is None:
             return None
