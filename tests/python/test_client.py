@@ -497,6 +497,8 @@ def test_fork_while_another_thread_is_in_a_call(agent: perfgate.Agent) -> None:
                     agent.timeout = 10
                     agent.ping()  # must not wait for the parent thread's lock
                     code = 0
+                except BaseException as e:  # noqa: BLE001
+                    os.write(2, f"child: {e!r}\n".encode())
                 finally:
                     os._exit(code)
             assert wait_child(pid) == 0

@@ -456,10 +456,13 @@ class Client:
 
     def _round_trip(self, data: bytes, what: str, deadline: float, timeout: float) -> str:
         if self._generation != _fork_generation:
-            # Forked: what the parent was owed and had buffered is its own.
+            # Forked: what the parent was owed and had buffered is its own,
+            # and a poll object a parent's thread was waiting in is marked
+            # busy for good (select.poll: "concurrent poll() invocation").
             self._generation = _fork_generation
             self._owed = 0
             self._buf.clear()
+            self._make_pollers()
         self._write(data, what, deadline, timeout)
         self._owed += 1
         while True:

@@ -152,7 +152,7 @@ def pytest_configure(config: pytest.Config) -> None:
                       json_file=config.getoption("perfgate_json"))
     except (PerfgateError, ValueError) as e:
         raise pytest.UsageError(f"--perfgate: {e}") from None
-    session = _Session(agent, config.getoption("perfgate_json"))
+    session = _Session(agent, agent.json_path if config.getoption("perfgate_json") else None)
     config.stash[_session_key] = session
     config.pluginmanager.register(session, "perfgate-session")
 
