@@ -44,8 +44,8 @@ def window_name(nodeid: str) -> str:
     every other character that is not allowed by ``_``; of that, the last
     55 characters; then ``-`` and the first 8 hex digits of the SHA-1 of
     the node id (UTF-8).  So ``tests/test_io.py::test_read[a b]`` gives
-    ``tests.test_io.py::test_read_a_b_-1c2d3e4f``: readable, and two node
-    ids that read alike still get different names.
+    ``tests.test_io.py::test_read_a_b_-`` and 8 hex digits: readable, and
+    two node ids that read alike still get different names.
     """
     if valid_name(nodeid):
         return nodeid
