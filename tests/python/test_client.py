@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -313,9 +314,14 @@ class FakeAgent:
     def client(self, timeout: float) -> perfgate.Client:
         return perfgate.Client(ctl_path=self.ctl_path, ack_path=self.ack_path, timeout=timeout)
 
-    def read_commands(self, n: int) -> list[str]:
+    def read_commands(self, n: int, timeout: float = 30) -> list[str]:
         data = b""
+        poll = select.poll()
+        poll.register(self.ctl, select.POLLIN)
+        deadline = time.monotonic() + timeout
         while data.count(b"\n") < n:
+            if not poll.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+                raise AssertionError(f"no command within {timeout} s (got {data!r})")
             data += os.read(self.ctl, 4096)
         return data.decode().splitlines()
 

@@ -251,17 +251,16 @@ class Window:
         exc_type: Optional[type[BaseException]],
         exc: Optional[BaseException],
         tb: Optional[types.TracebackType],
-    ) -> bool:
+    ) -> None:
         if exc is None:
             self.client._window_end_into(self)
-            return False
+            return
         # The block raised: close the window all the same, without hiding
         # the block's exception behind a failure to do so.
         try:
             self.client._window_end_into(self)
         except Exception as end_exc:  # noqa: BLE001
             exc.add_note(f"perfgate: closing window {self.name!r} failed too: {end_exc}")
-        return False
 
     def __repr__(self) -> str:
         return f"<perfgate.Window {self.name!r} time_ns={self.time_ns} counts={self.counts}>"
@@ -326,7 +325,7 @@ class Client:
             ack = os.environ.get("PERFGATE_ACK_FD", "")
             if not ctl and not ack:
                 self._inert = True
-                self.timeout = TIMEOUT_DEFAULT
+                self.timeout: float = TIMEOUT_DEFAULT
                 return
             if not ctl.isdigit() or not ack.isdigit():
                 raise PerfgateError(
@@ -335,7 +334,7 @@ class Client:
                 )
             self._connect_fds(int(ctl), int(ack), "PERFGATE_CTL_FD/PERFGATE_ACK_FD")
         try:
-            self.timeout: float = _timeout_from(timeout)
+            self.timeout = _timeout_from(timeout)
         except BaseException:
             self.close()
             raise
@@ -392,7 +391,12 @@ class Client:
     def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[types.TracebackType],
+    ) -> None:
         self.close()
 
     # ---- one command, one reply -----------------------------------------

@@ -66,7 +66,7 @@ class _Session:
         self.windows: dict[str, Window] = {}
         self.error: Optional[str] = None
 
-    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    @pytest.hookimpl(hookwrapper=True, trylast=True)  # type: ignore[misc]
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
         # trylast: the innermost wrapper, so that other plugins' wrappers
         # (capture, logging) stay outside the window.
