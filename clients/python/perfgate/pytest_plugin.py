@@ -18,7 +18,7 @@ Installed, the plugin is loaded through its ``pytest11`` entry point; from a
 source tree, load it with ``-p perfgate.pytest_plugin`` (with the directory
 holding the package on ``PYTHONPATH``).  It does nothing without
 ``--perfgate``.  pytest-xdist is not supported (each worker would need an
-agent of its own).
+agent of its own): ``--perfgate`` with ``-n`` is a usage error.
 """
 
 from __future__ import annotations
@@ -144,6 +144,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("perfgate", False):
         return
+    if getattr(config, "workerinput", None) is not None or config.getoption("numprocesses", None):
+        raise pytest.UsageError("--perfgate does not support pytest-xdist (-n): run the tests "
+                                "in one process")
     try:
         agent = Agent(events=config.getoption("perfgate_events"),
                       options=config.getoption("perfgate_options"),
