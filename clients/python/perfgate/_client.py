@@ -542,11 +542,13 @@ class Client:
                 raise ProtocolError(
                     f"{what}: reply from the agent longer than {_REPLY_LONG_MAX} bytes"
                 )
+            # Wait first: right after a command the reply is not there yet
+            # (the agent runs when we block), and a read that fails with
+            # EAGAIN costs a syscall and a Python exception.
+            self._wait(self._poll_in, what, deadline, timeout, "waiting for the agent's reply")
             try:
                 chunk = os.read(self._ack, 65536)
             except BlockingIOError:
-                self._wait(self._poll_in, what, deadline, timeout,
-                           "waiting for the agent's reply")
                 continue
             except OSError as e:
                 raise PerfgateError(f"{what}: cannot read from the agent: {e.strerror}") from None
