@@ -511,3 +511,34 @@ def test_fork_while_another_thread_is_in_a_call(agent: perfgate.Agent) -> None:
     finally:
         stop.set()
         t.join(30)
+
+
+# ---- long replies and the Agent's option scan -------------------------------------
+
+
+def test_long_window_end_reply(perfgate_bin: str) -> None:
+    names = sorted(n for n in os.listdir("/sys/kernel/tracing/events/syscalls")
+                   if n.startswith("sys_enter_") and n != "sys_enter_getppid")[:80]
+    events = [f"syscalls:{n}" for n in names] + [GETPPID]
+    with perfgate.Agent(events=[",".join(events)], perfgate_bin=perfgate_bin, timeout=30) as a:
+        with a.window("big") as w:
+            getppid_times(3)
+    assert len(json.dumps(w.reply)) > 4352  # longer than any other reply
+    assert len(w.counts) == 81 and w.counts[GETPPID] == 3
+
+
+def test_agent_option_scan() -> None:
+    from perfgate._agent import _scan_options as scan
+    # (target, output, delay, json_file)
+    assert scan([]) == (False, False, False, False)
+    assert scan(["-a"]) == (True, False, False, False)
+    assert scan(["-C", "0", "-I", "100"]) == (True, False, False, False)
+    assert scan(["--pid=5"]) == (True, False, False, False)
+    assert scan(["-t", "7"]) == (True, False, False, False)
+    assert scan(["-o", "r.txt", "-D", "100"]) == (False, True, True, False)
+    assert scan(["--log-fd", "3", "--delay=5"]) == (False, True, True, False)
+    assert scan(["--json-file", "x"]) == (False, False, False, True)
+    # An option's value is not an option: "-e -a" would be an event named -a.
+    assert scan(["-e", "-a"]) == (False, False, False, False)
+    assert scan(["-x", ",", "--range-scope", "cpu"]) == (False, False, False, False)
+    assert scan(["-ao", "f"]) == (True, True, False, False)
