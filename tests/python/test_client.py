@@ -542,3 +542,48 @@ def test_agent_option_scan() -> None:
     assert scan(["-e", "-a"]) == (False, False, False, False)
     assert scan(["-x", ",", "--range-scope", "cpu"]) == (False, False, False, False)
     assert scan(["-ao", "f"]) == (True, True, False, False)
+
+
+def test_python_and_libperfgate_processes_take_turns(perfgate_bin: str) -> None:
+    """A Python client and libperfgate in a forked child share the workload's
+    channel: the same record lock keeps their replies apart."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(perfgate_bin))),
+                       "clients", "c", ".libs", "libperfgate.so")
+    if not os.path.exists(lib):
+        pytest.skip(f"no {lib}: build libperfgate first")
+    script = r'''
+import ctypes, os, sys, perfgate
+c = perfgate.connect()
+c.ping()
+pid = os.fork()
+if pid == 0:
+    code = 9
+    try:
+        lib = ctypes.CDLL(sys.argv[1])
+        lib.perfgate_default.restype = ctypes.c_void_p
+        lib.perfgate_window_begin.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        lib.perfgate_window_end.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                            ctypes.c_char_p, ctypes.c_size_t]
+        pg = lib.perfgate_default()
+        buf = ctypes.create_string_buffer(65536)
+        code = 0
+        for i in range(1, 301):
+            if lib.perfgate_window_begin(pg, b"c") or lib.perfgate_window_end(pg, b"c", buf, 65536):
+                code = 2
+                break
+            if not buf.value.startswith(b'{"window":"c","calls":%d,' % i):
+                code = 3
+                break
+    finally:
+        os._exit(code)
+for i in range(1, 301):
+    with c.window("py") as w:
+        pass
+    assert w.reply is not None and w.reply["window"] == "py" and w.calls == i, w.reply
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+'''
+    r = subprocess.run([perfgate_bin, "-D", "-1", "-e", "task-clock", "-o", "/dev/null", "--",
+                        sys.executable, "-c", script, lib],
+                       env=package_env(), text=True, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
