@@ -587,3 +587,19 @@ sys.exit(os.waitstatus_to_exitcode(status))
                         sys.executable, "-c", script, lib],
                        env=package_env(), text=True, capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_close_while_another_thread_waits_for_a_reply(tmp_path) -> None:
+    fake = FakeAgent(tmp_path)
+    c = fake.client(timeout=30)
+    result: list[object] = []
+    t = threading.Thread(target=lambda: result.append(c.command("hello")))
+    t.start()
+    assert fake.read_commands(1) == ["hello"]
+    c.close()                       # the call in flight keeps its descriptors
+    fake.reply('ack {"protocol":1}')
+    t.join(30)
+    assert result == ['{"protocol":1}']
+    with pytest.raises(perfgate.PerfgateError, match="the client is closed"):
+        c.ping()
+    fake.close()

@@ -370,17 +370,16 @@ class Client:
             return
         self._closed = True
         fds = [fd for fd in (self._ctl, self._ack) if fd >= 0]
-        self._ctl = self._ack = -1
         if not fds:
             return
         lock = _channel_lock
         # Closing a descriptor of the ctl pipe drops this process's record
-        # lock on it: only when no thread is in an exchange.
+        # lock on it: only when no thread is in an exchange.  A thread in
+        # one (on this client too) goes on with the descriptors, which are
+        # closed when it releases the lock; later calls see _closed.
+        _pending_close.extend(fds)
         if lock.acquire(blocking=False):
-            _pending_close.extend(fds)
             _release(lock)
-        else:
-            _pending_close.extend(fds)
 
     def __del__(self) -> None:
         try:
