@@ -603,3 +603,12 @@ def test_close_while_another_thread_waits_for_a_reply(tmp_path) -> None:
     with pytest.raises(perfgate.PerfgateError, match="the client is closed"):
         c.ping()
     fake.close()
+
+
+def test_agent_whose_workload_ended_stops_without_error(perfgate_bin: str) -> None:
+    with perfgate.Agent(events=[GETPPID], perfgate_bin=perfgate_bin,
+                        workload=[sys.executable, "-c", "import os; os.getppid()"]) as a:
+        a.process.wait(60)        # the run ended with its workload
+    assert a.report is not None and a.report.status == 0
+    assert a.report.document is not None and a.report.document["run"]["exit_status"] == 0
+    assert a.report.counts[GETPPID] == 0   # -D -1: the default window never opened

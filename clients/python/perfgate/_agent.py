@@ -290,17 +290,23 @@ class Agent(Client):
 
     def stop(self) -> Report:
         """Send ``stop``, wait for the agent to exit, and return its report
-        (again on later calls).  If the agent does not answer it is ended
-        with SIGTERM (then SIGKILL) and the error is raised."""
+        (again on later calls).  An agent that has already ended its run by
+        itself (its workload exited) is not an error: its report is
+        returned.  If the agent does not answer it is ended with SIGTERM
+        (then SIGKILL) and the error is raised; so is an agent that died
+        without writing its document."""
         if self.report is not None:
             return self.report
         if os.getpid() != self._owner:
             raise PerfgateError("stop: only the process that started the agent may stop it")
         try:
             self.command("stop")
-        except PerfgateError:
+        except PerfgateError as e:
+            ended = self.process.poll() is not None
             self._terminate()
-            self._collect()
+            report = self._collect()
+            if ended and isinstance(e, AgentGone) and report.document is not None:
+                return report
             raise
         try:
             self.process.wait(self.timeout)
@@ -350,6 +356,3 @@ def _status(returncode: int) -> int:
     """subprocess's returncode as a shell's exit status (128+N for signal N)."""
     return 128 - returncode if returncode < 0 else returncode
 
-
-# AgentGone is re-exported for callers that catch it around Agent calls.
-_ = AgentGone
