@@ -95,6 +95,13 @@ def test_plugin_is_inert_without_the_option(tmp_path) -> None:
     assert "= perfgate =" not in r.stdout
 
 
+def test_plugin_options_without_perfgate_are_a_usage_error(tmp_path) -> None:
+    r = run_pytest(tmp_path, "-e", "task-clock", "--perfgate-json", "x.json")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "-e/--perfgate-events, --perfgate-json given without --perfgate" in r.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_plugin_agent_that_cannot_start_is_a_usage_error(tmp_path, perfgate_bin: str) -> None:
     r = run_pytest(tmp_path, "--perfgate", "-e", "nosuch:event", "--perfgate-bin", perfgate_bin)
     assert r.returncode == 4, r.stdout + r.stderr  # pytest's usage error

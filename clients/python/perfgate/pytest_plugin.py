@@ -143,6 +143,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("perfgate", False):
+        given = [o for o, dest in (("-e/--perfgate-events", "perfgate_events"),
+                                   ("--perfgate-json", "perfgate_json"),
+                                   ("--perfgate-option", "perfgate_options"))
+                 if config.getoption(dest, None)]
+        if given:
+            # Counting nothing while the user asked for counts would pass
+            # unnoticed: say so.
+            raise pytest.UsageError(f"{', '.join(given)} given without --perfgate")
         return
     if getattr(config, "workerinput", None) is not None or config.getoption("numprocesses", None):
         raise pytest.UsageError("--perfgate does not support pytest-xdist (-n): run the tests "
