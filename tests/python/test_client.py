@@ -289,11 +289,50 @@ def test_bad_environment(no_agent_env: None, monkeypatch: pytest.MonkeyPatch) ->
         perfgate.Client()
     assert str(e.value) == ("PERFGATE_CTL_FD ('abc') and PERFGATE_ACK_FD ('4') must both "
                             "be file descriptor numbers")
-    monkeypatch.setenv("PERFGATE_CTL_FD", "1021")
-    monkeypatch.setenv("PERFGATE_ACK_FD", "1022")
-    with pytest.raises(perfgate.PerfgateError,
-                       match=r"^PERFGATE_CTL_FD/PERFGATE_ACK_FD: fd 1022 is not open$"):
-        perfgate.Client()
+
+
+def test_stale_or_foreign_environment_is_inert(no_agent_env: None,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # The environment outlives its descriptors: closed fds, other files at
+    # those numbers, or other pipes than PERFGATE_CHANNEL_ID names leave the
+    # client inert, and nothing is written into them (as libperfgate).
+    ctl_r, ctl_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    os.set_blocking(ctl_r, False)
+    ino = f"{os.fstat(ctl_w).st_ino}:{os.fstat(ack_r).st_ino}"
+    wrong = f"{os.fstat(ctl_w).st_ino + 1000}:{os.fstat(ack_r).st_ino}"
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        cases = [("1021", "1022", None), (str(devnull), str(ack_r), None),
+                 (str(ctl_r), str(ack_w), None), (str(ctl_w), str(ack_r), wrong)]
+        for ctl, ack, channel in cases:
+            monkeypatch.setenv("PERFGATE_CTL_FD", ctl)
+            monkeypatch.setenv("PERFGATE_ACK_FD", ack)
+            if channel:
+                monkeypatch.setenv("PERFGATE_CHANNEL_ID", channel)
+            else:
+                monkeypatch.delenv("PERFGATE_CHANNEL_ID", raising=False)
+            c = perfgate.Client()
+            assert c.inert, (ctl, ack, channel)
+            assert "PERFGATE_CTL_FD" in c.inert_reason
+            c.window_begin("w")
+        with pytest.raises(BlockingIOError):
+            os.read(ctl_r, 1)
+        monkeypatch.setenv("PERFGATE_CTL_FD", str(ctl_w))
+        monkeypatch.setenv("PERFGATE_ACK_FD", str(ack_r))
+        monkeypatch.setenv("PERFGATE_CHANNEL_ID", "12")
+        with pytest.raises(perfgate.PerfgateError, match="PERFGATE_CHANNEL_ID"):
+            perfgate.Client()
+        monkeypatch.setenv("PERFGATE_CHANNEL_ID", ino)
+        c = perfgate.Client(timeout=0.05)
+        assert not c.inert
+        with pytest.raises(perfgate.Timeout):
+            c.ping()
+        assert os.read(ctl_r, 5) == b"ping\n"
+        c.close()
+    finally:
+        for fd in (ctl_r, ctl_w, ack_r, ack_w, devnull):
+            os.close(fd)
 
 
 # ---- timeouts: a FIFO pair nobody serves ----------------------------------------

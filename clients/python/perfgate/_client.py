@@ -269,6 +269,41 @@ class Window:
 # ---- the client -------------------------------------------------------------
 
 
+
+def _pipe_end(fd: int, mode: int) -> Optional[int]:
+    """The inode of fd when it is a pipe or FIFO open for mode, else None."""
+    try:
+        st = os.fstat(fd)
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    except OSError:
+        return None
+    if not stat.S_ISFIFO(st.st_mode):
+        return None
+    access = flags & os.O_ACCMODE
+    return st.st_ino if access in (mode, os.O_RDWR) else None
+
+
+def _not_the_agents(ctl_fd: int, ack_fd: int, channel_id: str) -> str:
+    """Why PERFGATE_CTL_FD/PERFGATE_ACK_FD are not the agent's pipes, or "".
+
+    The agent names the pipes' inodes in PERFGATE_CHANNEL_ID
+    ("CTL_INODE:ACK_INODE"); without it (a channel set up by hand) any pipe
+    pair of the right direction is taken."""
+    ctl_ino = _pipe_end(ctl_fd, os.O_WRONLY)
+    ack_ino = _pipe_end(ack_fd, os.O_RDONLY)
+    if ctl_ino is None or ack_ino is None or ctl_ino == ack_ino:
+        return (f"PERFGATE_CTL_FD {ctl_fd} and PERFGATE_ACK_FD {ack_fd} are not the "
+                "agent's pipes (closed, or other files)")
+    if channel_id:
+        want = channel_id.split(":")
+        if len(want) != 2 or not all(w.isdigit() for w in want):
+            raise PerfgateError(
+                f"PERFGATE_CHANNEL_ID ('{channel_id}') must be CTL_INODE:ACK_INODE")
+        if (int(want[0]), int(want[1])) != (ctl_ino, ack_ino):
+            return (f"PERFGATE_CTL_FD {ctl_fd} and PERFGATE_ACK_FD {ack_fd} are other "
+                    "pipes than PERFGATE_CHANNEL_ID names")
+    return ""
+
 class Client:
     """One control channel to a perfgate agent.
 
@@ -332,6 +367,14 @@ class Client:
                     f"PERFGATE_CTL_FD ('{ctl}') and PERFGATE_ACK_FD ('{ack}') must both "
                     "be file descriptor numbers"
                 )
+            why = _not_the_agents(int(ctl), int(ack), os.environ.get("PERFGATE_CHANNEL_ID", ""))
+            if why:
+                # The environment outlived its descriptors (closed, or other
+                # files now): run as if alone, as libperfgate does.
+                self._inert = True
+                self.inert_reason = why
+                self.timeout = TIMEOUT_DEFAULT
+                return
             self._connect_fds(int(ctl), int(ack), "PERFGATE_CTL_FD/PERFGATE_ACK_FD")
         try:
             self.timeout = _timeout_from(timeout)
@@ -339,6 +382,9 @@ class Client:
             self.close()
             raise
         self._make_pollers()
+
+    #: Why an environment client is inert although PERFGATE_CTL_FD is set.
+    inert_reason: str = ""
 
     def _connect_fds(self, ctl_fd: int, ack_fd: int, what: str) -> None:
         # The ack side first: an error then never closes a ctl descriptor,
