@@ -638,6 +638,49 @@ static void put_trigger(struct text_out *o, const struct range_trigger *t)
 	text_out_puts(o, ")");
 }
 
+bool range_tracepoint_check(const char *text, size_t len, struct range_error *err)
+{
+	struct scan sc = SCAN_INIT(text, len, err);
+	char d[16], q[SCAN_QUOTE_SIZE];
+	size_t i = 0, colon;
+
+	while (i < len && scan_is_ident((unsigned char)text[i]))
+		i++;
+	if (i == len) {
+		scan_fail(&sc, i, "expected ':' in tracepoint '%s' (subsys:name)",
+			  scan_quote(q, sizeof(q), text, len));
+		return false;
+	}
+	if (text[i] != ':') {
+		scan_fail(&sc, i, "invalid character %s in tracepoint subsystem",
+			  describe(d, sizeof(d), (unsigned char)text[i]));
+		return false;
+	}
+	if (i == 0) {
+		scan_fail(&sc, 0, "expected a subsystem name before ':'");
+		return false;
+	}
+	colon = i++;
+	while (i < len && scan_is_ident((unsigned char)text[i]))
+		i++;
+	if (i == colon + 1 && i == len) {
+		scan_fail(&sc, i, "expected a tracepoint name after '%s:'",
+			  scan_quote(q, sizeof(q), text, colon));
+		return false;
+	}
+	if (i < len && text[i] == ':') {
+		scan_fail(&sc, i, "a tracepoint has exactly one ':' (subsys:name)");
+		return false;
+	}
+	if (i < len) {
+		scan_fail(&sc, i, "invalid character %s in tracepoint name",
+			  describe(d, sizeof(d), (unsigned char)text[i]));
+		return false;
+	}
+	return true;
+}
+
+
 static int prec(enum range_gate_kind kind)
 {
 	switch (kind) {

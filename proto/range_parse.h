@@ -128,6 +128,15 @@ struct range_spec *range_parse_n(const char *text, size_t len, struct range_erro
 void range_spec_free(struct range_spec *spec);
 
 /*
+ * Is text[0..len) one tracepoint name as the grammar spells it, "subsys:name"
+ * with both parts [A-Za-z0-9_]+?  For names that come without a spec around
+ * them (-e, --filter's event): the agent turns the name into a tracefs path,
+ * so a '/' or ".." must never reach it.  Returns true, or false with *err
+ * (err may be NULL) naming the first bad byte, and errno EINVAL.
+ */
+bool range_tracepoint_check(const char *text, size_t len, struct range_error *err);
+
+/*
  * The canonical text of a spec: no blanks except around "&&" and "||" and
  * inside filters ("(a,b)@x:y(n == 1)..z:w && !p:q.."), parentheses only
  * where precedence or the tree's shape needs them, filters in the

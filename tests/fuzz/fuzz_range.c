@@ -27,6 +27,7 @@
  */
 #include "proto/range_parse.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,6 +334,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(canon);
 		range_spec_free(again);
 		range_spec_free(spec);
+	}
+
+	/* The same bytes as an -e tracepoint name: accepted only when every
+	 * byte is [A-Za-z0-9_] but exactly one ':' with a name either side. */
+	if (range_tracepoint_check((const char *)data, size, &err)) {
+		const char *colon = memchr(data, ':', size);
+
+		CHECK(colon && colon != (const char *)data && colon != (const char *)data + size - 1);
+		for (size_t i = 0; i < size; i++)
+			CHECK(data[i] == ':' ? (const char *)data + i == colon :
+			      isalnum(data[i]) || data[i] == '_');
+	} else {
+		CHECK(err.offset <= size && err.reason[0] && !strchr(err.reason, '\n'));
 	}
 
 	/* The same bytes as a --filter. */

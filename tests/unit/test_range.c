@@ -628,6 +628,42 @@ static void test_error_format(void)
 	       "error format: caret after the end for a missing token");
 }
 
+/* A tracepoint name alone (-e): "ok", or "ERR offset: reason". */
+static void tp_check(const char *text, const char *want)
+{
+	struct range_error err;
+	char what[512];
+
+	if (range_tracepoint_check(text, strlen(text), &err))
+		snprintf(got, sizeof(got), "ok");
+	else
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+	name_of(what, sizeof(what), "tracepoint name: ", text);
+	is_str(got, want, what);
+}
+
+static void test_tracepoint_check(void)
+{
+	tp_check("syscalls:sys_enter_write", "ok");
+	tp_check("a:b", "ok");
+	tp_check("syscalls:../../../../../tmp/X/tp",
+		 "ERR 9: invalid character '.' in tracepoint name");
+	tp_check("sys/calls:x", "ERR 3: invalid character '/' in tracepoint subsystem");
+	tp_check("..:x", "ERR 0: invalid character '.' in tracepoint subsystem");
+	tp_check("syscalls:sys_enter_write/id", "ERR 24: invalid character '/' in tracepoint name");
+	tp_check("syscalls:sys_enter_write:u", "ERR 24: a tracepoint has exactly one ':' (subsys:name)");
+	tp_check(":x", "ERR 0: expected a subsystem name before ':'");
+	tp_check("syscalls:", "ERR 9: expected a tracepoint name after 'syscalls:'");
+	tp_check("syscalls", "ERR 8: expected ':' in tracepoint 'syscalls' (subsys:name)");
+	tp_check("a:b c", "ERR 3: invalid character byte 0x20 in tracepoint name");
+	tp_check("a:b\x01", "ERR 3: invalid character byte 0x01 in tracepoint name");
+	tp_check("a:\xc3\xa9", "ERR 2: invalid character byte 0xc3 in tracepoint name");
+	errno = 0;
+	ok(!range_tracepoint_check("a:/", 3, NULL) && errno == EINVAL,
+	   "tracepoint name: err may be NULL, errno EINVAL");
+	ok(range_tracepoint_check("a:bc/", 4, NULL), "tracepoint name: only text[0..len) is read");
+}
+
 int main(void)
 {
 	test_productions();
@@ -645,5 +681,6 @@ int main(void)
 	test_round_trips();
 	test_format_contract();
 	test_error_format();
+	test_tracepoint_check();
 	return tap_done();
 }
