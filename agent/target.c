@@ -86,6 +86,93 @@ static int build_threads(struct counter_target *target, const struct options *op
 	return rc || !target->threads ? -1 : 0;
 }
 
+/* The online CPUs as the kernel writes them ("0-1"), for messages. */
+static void online_text(char *buf, size_t cap)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	snprintf(buf, cap, "unknown");
+	if (f) {
+		if (fgets(buf, (int)cap, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/*
+ * -C LIST, as perf reads it: CPUs and ranges ("0,2-3") separated by ',',
+ * duplicates merged ("0,0" is CPU 0).  Every CPU must be online, or the
+ * kernel refuses the counter with a bare EINVAL; so the one that is not gets
+ * the caret here, with the CPUs that are.  libperf's own parser would refuse
+ * a duplicate and take an offline CPU.
+ */
+static struct perf_cpu_map *cpu_list_map(const char *list)
+{
+	struct perf_cpu_map *online = perf_cpu_map__new_online_cpus(), *map = NULL;
+	char *canon = NULL, avail[256];
+	size_t canon_len = 0;
+	FILE *out = open_memstream(&canon, &canon_len);
+	const char *p = list;
+	bool seen[4096] = { false };
+
+	if (!online || !out)
+		goto out;
+	do {
+		const char *start = p;
+		char *end;
+		long lo, hi;
+
+		if (*p < '0' || *p > '9') {
+			log_caret(list, (size_t)(p - list),
+				  "invalid value for -C: expected a CPU number or range (0,2-3)");
+			goto out;
+		}
+		lo = hi = strtol(p, &end, 10);
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9') {
+				log_caret(list, (size_t)(p - list),
+					  "invalid value for -C: expected a CPU number after '-'");
+				goto out;
+			}
+			hi = strtol(p, &end, 10);
+			if (hi < lo) {
+				log_caret(list, (size_t)(p - list),
+					  "invalid value for -C: range %ld-%ld goes backwards", lo, hi);
+				goto out;
+			}
+		}
+		if (*end && *end != ',') {
+			log_caret(list, (size_t)(end - list),
+				  "invalid value for -C: expected ',' between CPUs");
+			goto out;
+		}
+		for (long cpu = lo; cpu <= hi; cpu++) {
+			if (cpu >= (long)sizeof(seen) ||
+			    !perf_cpu_map__has(online, (struct perf_cpu){ .cpu = (int)cpu })) {
+				online_text(avail, sizeof(avail));
+				log_caret(list, (size_t)(start - list),
+					  "invalid value for -C: CPU %ld is not online (online CPUs: %s)",
+					  cpu, avail);
+				goto out;
+			}
+			if (!seen[cpu])
+				fprintf(out, "%s%ld", ftell(out) ? "," : "", cpu);
+			seen[cpu] = true;
+		}
+		p = *end ? end + 1 : end;
+	} while (*p || p[-1] == ',');
+	fclose(out);
+	out = NULL;
+	map = perf_cpu_map__new(canon);
+out:
+	if (out)
+		fclose(out);
+	free(canon);
+	perf_cpu_map__put(online);
+	return map;
+}
+
 int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid)
 {
 	bool per_cpu = opts->system_wide || opts->cpu_list;
@@ -93,14 +180,10 @@ int target_build(struct counter_target *target, const struct options *opts, pid_
 	memset(target, 0, sizeof(*target));
 	if (per_cpu) {
 		/* System-wide: every task on these CPUs; a workload only times the run. */
-		target->cpus = perf_cpu_map__new(opts->cpu_list);
+		target->cpus = opts->cpu_list ? cpu_list_map(opts->cpu_list)
+					      : perf_cpu_map__new_online_cpus();
 		target->threads = perf_thread_map__new_dummy();
-		if (!target->cpus || perf_cpu_map__nr(target->cpus) == 0) {
-			log_caret(opts->cpu_list ? opts->cpu_list : "", 0,
-				  "invalid value for -C: no such CPUs online");
-			return -1;
-		}
-		return 0;
+		return target->cpus && target->threads ? 0 : -1;
 	}
 	target->cpus = perf_cpu_map__new_any_cpu();
 	target->inherit = !opts->no_inherit;
