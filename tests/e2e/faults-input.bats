@@ -75,3 +75,96 @@ expect_refusal() {
   1-0
     ^"
 }
+
+# kernel_takes TRACEPOINT FILTER: does the kernel's own filter parser take
+# FILTER on TRACEPOINT?  Asked through a private tracefs instance (its
+# filter file parses exactly as PERF_EVENT_IOC_SET_FILTER does), so no
+# other test's tracing is touched.
+kernel_takes() {
+	local inst=/sys/kernel/tracing/instances/pg-faults-$BATS_TEST_NUMBER-$$ rc=0
+	ensure_tracefs
+	mkdir "$inst" || fail "cannot create tracefs instance $inst"
+	printf '%s' "$2" >"$inst/events/${1/://}/filter" 2>/dev/null || rc=1
+	rmdir "$inst"
+	return "$rc"
+}
+
+@test "filters the kernel refuses are refused up front with the kernel's rule and a caret" {
+	local f col reason
+	while IFS=';' read -r f col reason; do
+		! kernel_takes "$WRITE" "$f" || fail "the kernel takes '$f': the case is wrong"
+		pg -x, -e "$WRITE" --filter "$f" -- "$MARKER" say ran
+		expect_refusal "perfgate: bad filter for '$WRITE': $reason
+  $f
+  $(printf '%*s' "$col" '')^"
+	done <<'LIST'
+comm & 1;5;operator '&' does not apply to string field 'comm' (use ==, != or ~)
+comm > 3;5;operator '>' does not apply to string field 'comm' (use ==, != or ~)
+COMM <= 3;5;operator '<=' does not apply to string field 'COMM' (use ==, != or ~)
+comm == 3;8;field 'comm' is a string: quote the value
+count == abc;9;field 'count' is a number: expected a number, not a word
+count == "abc";9;field 'count' is a number: expected a number, not a string
+count ~ "a*";8;field 'count' is a number: expected a number, not a string
+count > "a";6;operator '>' does not apply to strings: use ==, != or ~
+count > abc;8;expected a number after '>'
+CPU == "a";7;field 'CPU' is a number: expected a number, not a string
+common_cpu == x;14;field 'common_cpu' is a number: expected a number, not a word
+buf == CPUS{0};7;CPUS{} needs a number, CPU or cpumask field; 'buf' is a string
+comm == CPUS{0};8;CPUS{} needs a number, CPU or cpumask field; 'comm' is a string
+stacktrace == CPUS{0};14;CPUS{} needs a number, CPU or cpumask field; 'stacktrace' is a stack trace
+count == 1 && buf > 2;18;operator '>' does not apply to string field 'buf' (use ==, != or ~)
+LIST
+}
+
+@test "filters the kernel takes are taken: the checker refuses no more than the kernel" {
+	local f
+	while read -r f; do
+		kernel_takes "$WRITE" "$f" || fail "the kernel refuses '$f': the case is wrong"
+		pg -x, -e "$WRITE" --filter "$f" -- "$MARKER" say ran
+		expect_status 0
+		expect_out ran
+	done <<'LIST'
+comm == "marker"
+comm != "x" && COMM ~ "mark*"
+count & 1
+count >= 2 || fd < 3
+CPU == 0
+cpu & 1
+common_cpu != 1
+count == CPUS{0-1}
+stacktrace == 1
+buf == "x"
+LIST
+}
+
+# long_filter LEN: "count == 1 || ... || count == 11..1", exactly LEN bytes.
+long_filter() {
+	python3 - "$1" <<'PY'
+import sys
+want = int(sys.argv[1])
+n = (want - 10) // 14
+f = " || ".join(["count == 1"] * n)
+f += " || count == " + "1" * (want - len(f) - 13)
+assert len(f) == want, len(f)
+print(f)
+PY
+}
+
+@test "a filter longer than the kernel's 4095 bytes is refused with its length; 4095 is taken" {
+	local f
+	f=$(long_filter 4095)
+	pg -x, -e "$WRITE" --filter "$f" -- "$MARKER" say ran
+	expect_status 0
+	expect_out ran
+	f=$(long_filter 4096)
+	pg -x, -e "$WRITE" --filter "$f" -- "$MARKER" say ran
+	expect_status 255
+	[ "$(head -n 1 "$T/err")" = "perfgate: bad filter for '$WRITE': filter is 4096 bytes; the kernel takes at most 4095" ] ||
+		{ show_run; fail "no length message"; }
+	# The caret line is under the filter's first byte.
+	[ "$(sed -n 3p "$T/err")" = "  ^" ] || { show_run; fail "no caret under the filter"; }
+	# In a range trigger too.
+	pg -x, -e "$WRITE@$GETPPID($f)..$GETPGID" -- "$MARKER" say ran
+	expect_status 255
+	grep -qF "filter is 4096 bytes; the kernel takes at most 4095" "$T/err" || { show_run; fail "no length message"; }
+}
