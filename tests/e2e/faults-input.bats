@@ -168,3 +168,38 @@ PY
 	expect_status 255
 	grep -qF "filter is 4096 bytes; the kernel takes at most 4095" "$T/err" || { show_run; fail "no length message"; }
 }
+
+@test "a spec error in more than 8 KB keeps its reason and a caret under the byte, in a window" {
+	local head spec line1 line2 pos
+	head=$(python3 -c 'print("syscalls:sys_enter_read..syscalls:sys_exit_read && " * 200, end="")')
+	spec="task-clock@${head}syscalls:sys_enter_read.syscalls:sys_exit_read && ${head}syscalls:sys_enter_read.."
+	[ "${#spec}" -gt 16384 ]
+	pg -x, -e "$spec" -- "$MARKER" say ran
+	expect_status 255
+	[ "$(sed -n 1p "$T/err")" = "perfgate: bad range spec:" ] || { show_run; fail "no header"; }
+	line1=$(sed -n 2p "$T/err")
+	line2=$(sed -n 3p "$T/err")
+	[ "$(wc -l <"$T/err")" = 3 ] || { show_run; fail "expected three lines"; }
+	# A window: "..." at both cut ends, short enough for a terminal line.
+	[[ $line1 == ...*... ]] && [ "${#line1}" -le 130 ] || { show_run; fail "no window: $line1"; }
+	# The reason whole, the caret under the single '.' after the 201st trigger.
+	[ "${line2##*^ }" = "expected '..' after trigger" ] || { show_run; fail "reason lost: $line2"; }
+	pos=${line2%%^*}
+	[ "${line1:${#pos}:2}" = ".s" ] && [ "${line1:$((${#pos} - 4)):4}" = "read" ] ||
+		{ show_run; fail "caret at column ${#pos}, not under the bad '.'"; }
+}
+
+@test "a long option value keeps its reason and a caret under the byte, in a window" {
+	local list line1 line2 pos
+	list=$(python3 -c 'print("0," * 3000, end="")')
+	pg -x, -C "${list}x,${list}0" -e task-clock -- "$MARKER" say ran
+	expect_status 255
+	[ "$(sed -n 1p "$T/err")" = "perfgate: invalid value for -C: expected a CPU number or range (0,2-3)" ] ||
+		{ show_run; fail "reason lost"; }
+	line1=$(sed -n 2p "$T/err")
+	line2=$(sed -n 3p "$T/err")
+	[[ $line1 == "  ..."*... ]] && [ "${#line1}" -le 132 ] || { show_run; fail "no window: $line1"; }
+	pos=${line2%^}
+	[ "${line1:${#pos}:3}" = "x,0" ] && [ "${line1:$((${#pos} - 2)):2}" = "0," ] ||
+		{ show_run; fail "caret at column ${#pos}, not under 'x'"; }
+}

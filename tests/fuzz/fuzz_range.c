@@ -289,6 +289,12 @@ static void check_error(const struct range_error *err, const char *text)
 	cur_err = err;
 	shown = format_all(fmt_error, text);
 	CHECK(strchr(shown, '\n') != NULL && strchr(strchr(shown, '\n') + 1, '\n') == NULL);
+	{	/* The caret line: blanks, "^ ", the reason whole. */
+		const char *c = strchr(shown, '\n') + 1;
+
+		c += strspn(c, " ");
+		CHECK(c[0] == '^' && c[1] == ' ' && strcmp(c + 2, err->reason) == 0);
+	}
 	free(shown);
 	shown = format_all(fmt_error_line, text);
 	CHECK(strchr(shown, '\n') == NULL);

@@ -664,6 +664,68 @@ static void test_tracepoint_check(void)
 	ok(range_tracepoint_check("a:bc/", 4, NULL), "tracepoint name: only text[0..len) is read");
 }
 
+/* Long input: a window around the caret, "..." at each cut end, the
+ * caret under its byte, the reason whole; short input shown whole. */
+static void test_error_window(void)
+{
+	static char text[12000];
+	struct range_error err = { .offset = 0, .reason = "why" };
+	size_t n, len;
+	char *nl;
+
+	/* 10000 'a', then "XY", then 1000 'b': the caret under 'X'. */
+	memset(text, 'a', 10000);
+	memcpy(text + 10000, "XY", 2);
+	memset(text + 10002, 'b', 1000);
+	len = 11002;
+	err.offset = 10000;
+	n = range_error_format(text, len, &err, got, sizeof(got));
+	ok(n == strlen(got) && n < 2 * RANGE_CARET_WINDOW + 20,
+	   "window: the message of an 11 KB spec is a window long");
+	nl = strchr(got, '\n');
+	ok(nl && strncmp(got, "...", 3) == 0 && strncmp(nl - 3, "...", 3) == 0,
+	   "window: '...' at both cut ends");
+	ok(nl && nl[1 + (strchr(got, 'X') - got)] == '^' && strcmp(strchr(nl, '^'), "^ why") == 0,
+	   "window: the caret under the byte, then the reason");
+	ok(nl && (size_t)(nl - got) <= RANGE_CARET_WINDOW + 6, "window: the shown line is short");
+	/* Caret at the very end (a missing token): under the end, no trailing "...". */
+	err.offset = len;
+	range_error_format(text, len, &err, got, sizeof(got));
+	nl = strchr(got, '\n');
+	ok(nl && nl[-1] == 'b' && nl[1 + (nl - got)] == '^', "window: caret after the end of a long text");
+	/* Caret at 0: no leading "...". */
+	err.offset = 0;
+	range_error_format(text, len, &err, got, sizeof(got));
+	is_str(strchr(got, '\n') + 1, "^ why", "window: caret at the start of a long text");
+	ok(got[0] == 'a', "window: no '...' before the start");
+	/* UTF-8 before the caret counts one column each, even cut. */
+	for (size_t i = 0; i < 3000; i += 2)
+		memcpy(text + i, "\xc3\xa9", 2);
+	memset(text + 3000, 'c', 200);
+	text[3100] = 'X';
+	err.offset = 3100;
+	range_error_format(text, 3200, &err, got, sizeof(got));
+	nl = strchr(got, '\n');
+	ok(nl && strncmp(got, "...", 3) == 0 && (unsigned char)got[3] != 0xa9,
+	   "window: never starts inside a UTF-8 sequence");
+	{
+		size_t col = 0;
+
+		for (char *c = got; c < strchr(got, 'X'); c++)
+			col += ((unsigned char)*c & 0xc0) != 0x80;
+		ok(nl[1 + col] == '^', "window: caret column counts UTF-8 as one");
+	}
+	/* At RANGE_CARET_WIDTH columns the text is still shown whole. */
+	memset(text, 'd', RANGE_CARET_WIDTH);
+	err.offset = RANGE_CARET_WIDTH - 1;
+	range_error_format(text, RANGE_CARET_WIDTH, &err, got, sizeof(got));
+	ok(got[0] == 'd' && strchr(got, '\n') - got == RANGE_CARET_WIDTH,
+	   "window: a text of RANGE_CARET_WIDTH columns is whole");
+	/* range_caret_format: indented lines, no reason. */
+	range_caret_format("ab", 2, 1, "  ", got, sizeof(got));
+	is_str(got, "  ab\n   ^", "caret format: indent on both lines");
+}
+
 int main(void)
 {
 	test_productions();
@@ -682,5 +744,6 @@ int main(void)
 	test_format_contract();
 	test_error_format();
 	test_tracepoint_check();
+	test_error_window();
 	return tap_done();
 }
