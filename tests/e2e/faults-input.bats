@@ -203,3 +203,25 @@ PY
 	[ "${line1:${#pos}:3}" = "x,0" ] && [ "${line1:$((${#pos} - 2)):2}" = "0," ] ||
 		{ show_run; fail "caret at column ${#pos}, not under 'x'"; }
 }
+
+@test "-x rows keep perf's field count when a range label holds the separator" {
+	local gate="$GETPPID..$GETPGID(comm != \"x,y z;w\")" sep nf
+	for sep in , ' ' ';'; do
+		pg -x"$sep" -e "$WRITE,$WRITE@$gate" -- "$MARKER" getppid 1 write 2 getpgid 1 say ran
+		expect_status 0
+		nf=$(awk -F"[$sep]" '{ print NF }' "$T/err" | sort -u)
+		[ "$nf" = 7 ] || { show_run; fail "-x'$sep': rows of $nf fields, expected 7 for every row"; }
+	done
+	# -x,: the label's ',' became '_'; the count is the unfiltered range's.
+	pg -x, -e "$WRITE@$GETPPID..$GETPGID,$WRITE@$gate" -- "$MARKER" getppid 1 write 2 getpgid 1 say ran
+	expect_status 0
+	expect_value "$WRITE@$GETPPID..$GETPGID(comm != \"x_y z;w\")" \
+		"$(value "$WRITE@$GETPPID..$GETPGID")"
+	# -j keeps the label exactly.
+	pg -j -e "$WRITE@$gate" -- "$MARKER" getppid 1 write 2 getpgid 1 say ran
+	python3 - "$T/err" "$gate" <<'PY' || { show_run; fail "-j lost the label"; }
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert any(r.get("range") == sys.argv[2] for r in rows), rows
+PY
+}
