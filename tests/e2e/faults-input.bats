@@ -254,3 +254,14 @@ PY
 	[ "$(tail -n 1 "$T/out")" = "2 passed, 2 failed" ] || { cat "$T/out"; fail "wrong summary"; }
 	grep -qx "the failing log" "$T/out" || { cat "$T/out"; fail "the failing log is not shown"; }
 }
+
+@test "tests default to this checkout's build tree, never to an absolute checkout path" {
+	local got
+	got=$(env -u PERFGATE -u MARKER -u RANGER -u PERFGATE_BUILD_DIR -u PG_BUILD_DIR -u SRCDIR \
+		BATS_TEST_DIRNAME="$SRCDIR/tests/e2e" bash -c \
+		'source "$BATS_TEST_DIRNAME/helpers.bash"; echo "$PERFGATE $MARKER $RANGER"')
+	[ "$got" = "$SRCDIR/build/agent/perfgate $SRCDIR/build/tests/helpers/marker $SRCDIR/build/tests/helpers/ranger" ] ||
+		fail "defaults: $got"
+	! grep -rnE '/work/(main|wt)' "$SRCDIR/tests" "$SRCDIR/.ci" "$SRCDIR/bootstrap" "$SRCDIR/Makefile.am" ||
+		fail "an absolute checkout path above"
+}
