@@ -265,3 +265,12 @@ PY
 	! grep -rnE '/work/(main|wt)' "$SRCDIR/tests" "$SRCDIR/.ci" "$SRCDIR/bootstrap" "$SRCDIR/Makefile.am" ||
 		fail "an absolute checkout path above"
 }
+
+@test "no test skips for a missing package: bootstrap installs them, a missing one fails" {
+	! grep -nE '(command -v|import) [^|]*\|\| *skip' "$SRCDIR"/tests/e2e/*.bats ||
+		fail "a test above skips for a missing tool: use needs (helpers.bash)"
+	local p
+	for p in jq linux-perf python3-jsonschema python3; do
+		grep -qE "(\(| )$p( |\))" "$SRCDIR/bootstrap" || fail "bootstrap does not install $p"
+	done
+}
