@@ -55,8 +55,9 @@ static enum field_kind kind_of_type(const char *type)
 	return FIELD_NUMBER;
 }
 
-/* The kernel's fields of every event, looked up before the format's own
- * (trace_define_generic_fields()); size is theirs, for .function. */
+/* The kernel's fields of every event (trace_define_generic_fields()),
+ * looked up after the format's own, as trace_find_event_field() does;
+ * size is theirs, for .function. */
 static bool generic_field(const char *name, enum field_kind *kind, int *size)
 {
 	static const struct { const char *name; enum field_kind kind; int size; } fields[] = {
@@ -111,15 +112,14 @@ static int check_pred(const struct filter_pred *pred, void *arg)
 	char why[160];
 	int size;
 
-	if (!generic_field(pred->field, &kind, &size)) {
-		field = tep_find_any_field(ctx->event, pred->field);
-		if (!field) {
-			snprintf(why, sizeof(why), "field '%s' not in %s:%s", pred->field,
-				 ctx->subsys, ctx->name);
-			return check_fail(ctx, pred->field_span.offset, why);
-		}
+	field = tep_find_any_field(ctx->event, pred->field);
+	if (field) {
 		kind = kind_of_type(field->type);
 		size = field->size;
+	} else if (!generic_field(pred->field, &kind, &size)) {
+		snprintf(why, sizeof(why), "field '%s' not in %s:%s", pred->field,
+			 ctx->subsys, ctx->name);
+		return check_fail(ctx, pred->field_span.offset, why);
 	}
 	if (pred->suffix == FILTER_SUFFIX_FUNCTION)
 		return check_function(ctx, pred, size);

@@ -327,7 +327,7 @@ PY
 	grep -q "expected 'thread' or 'cpu'" "$T/err" || { show_run; false; }
 }
 
-@test "filters mean what the kernel's filters mean: numbers, &, !, || and common_pid" {
+@test "filters mean what the kernel's filters mean: numbers, &, !, ||, common_pid and common_cpu" {
 	# Expected values are the kernel filter's own (the sample backend sets
 	# the filter with PERF_EVENT_IOC_SET_FILTER); the BPF backend evaluates
 	# the same filters itself.  The marker writes to its own fd, not 1.
@@ -341,6 +341,7 @@ PY
 fd == 1;6
 count == 1;1
 common_pid != 0;1
+common_cpu < 100000;1
 count > 5;6
 count >= 2;3
 count & 2;3
