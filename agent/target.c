@@ -13,6 +13,7 @@
 
 #include "agent/log.h"
 #include "agent/target.h"
+#include "proto/cpu_list.h"
 
 void tid_list_add(struct tid_list *list, pid_t tid)
 {
@@ -109,66 +110,48 @@ static void online_text(char *buf, size_t cap)
 static struct perf_cpu_map *cpu_list_map(const char *list)
 {
 	struct perf_cpu_map *online = perf_cpu_map__new_online_cpus(), *map = NULL;
+	struct cpu_list_error err;
+	struct cpu_list_item *items = NULL;
+	size_t n = 0, canon_len = 0;
 	char *canon = NULL, avail[256];
-	size_t canon_len = 0;
-	FILE *out = open_memstream(&canon, &canon_len);
-	const char *p = list;
-	bool seen[4096] = { false };
+	bool *seen = NULL;
+	long max;
+	FILE *out;
 
-	if (!online || !out)
+	if (!online)
+		return NULL;
+	max = perf_cpu_map__max(online).cpu;
+	items = cpu_list_parse(list, strlen(list), &n, &err);
+	if (!items) {
+		log_caret(list, err.offset, "invalid value for -C: %s", err.reason);
 		goto out;
-	do {
-		const char *start = p;
-		char *end;
-		long lo, hi;
-
-		if (*p < '0' || *p > '9') {
-			log_caret(list, (size_t)(p - list),
-				  "invalid value for -C: expected a CPU number or range (0,2-3)");
-			goto out;
-		}
-		lo = hi = strtol(p, &end, 10);
-		if (*end == '-') {
-			p = end + 1;
-			if (*p < '0' || *p > '9') {
-				log_caret(list, (size_t)(p - list),
-					  "invalid value for -C: expected a CPU number after '-'");
-				goto out;
-			}
-			hi = strtol(p, &end, 10);
-			if (hi < lo) {
-				log_caret(list, (size_t)(p - list),
-					  "invalid value for -C: range %ld-%ld goes backwards", lo, hi);
-				goto out;
-			}
-		}
-		if (*end && *end != ',') {
-			log_caret(list, (size_t)(end - list),
-				  "invalid value for -C: expected ',' between CPUs");
-			goto out;
-		}
-		for (long cpu = lo; cpu <= hi; cpu++) {
-			if (cpu >= (long)sizeof(seen) ||
+	}
+	seen = calloc((size_t)max + 1, sizeof(*seen));
+	out = open_memstream(&canon, &canon_len);
+	if (!seen || !out)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		for (long cpu = items[i].lo; cpu <= items[i].hi; cpu++) {
+			if (cpu > max ||
 			    !perf_cpu_map__has(online, (struct perf_cpu){ .cpu = (int)cpu })) {
+				fclose(out);
 				online_text(avail, sizeof(avail));
-				log_caret(list, (size_t)(start - list),
+				log_caret(list, items[i].offset,
 					  "invalid value for -C: CPU %ld is not online (online CPUs: %s)",
 					  cpu, avail);
 				goto out;
 			}
-			if (!seen[cpu])
-				fprintf(out, "%s%ld", ftell(out) ? "," : "", cpu);
 			seen[cpu] = true;
 		}
-		p = *end ? end + 1 : end;
-	} while (*p || p[-1] == ',');
+	for (long cpu = 0; cpu <= max; cpu++)
+		if (seen[cpu])
+			fprintf(out, "%s%ld", ftell(out) ? "," : "", cpu);
 	fclose(out);
-	out = NULL;
 	map = perf_cpu_map__new(canon);
 out:
-	if (out)
-		fclose(out);
 	free(canon);
+	free(seen);
+	free(items);
 	perf_cpu_map__put(online);
 	return map;
 }

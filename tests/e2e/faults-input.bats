@@ -74,6 +74,10 @@ expect_refusal() {
 	expect_refusal "perfgate: invalid value for -C: range 1-0 goes backwards
   1-0
     ^"
+	pg -x, -C "0,1-99999999999" -e task-clock -- "$MARKER" say ran
+	expect_refusal "perfgate: invalid value for -C: CPU number too large (at most 2147483647)
+  0,1-99999999999
+      ^"
 }
 
 # kernel_takes TRACEPOINT FILTER: does the kernel's own filter parser take

@@ -25,6 +25,7 @@
  *        tests/fuzz/fuzz_range.c proto/range_parse.c proto/filter_parse.c proto/scan.c \
  *        proto/text_out.c
  */
+#include "proto/cpu_list.h"
 #include "proto/range_parse.h"
 
 #include <ctype.h>
@@ -353,6 +354,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      isalnum(data[i]) || data[i] == '_');
 	} else {
 		CHECK(err.offset <= size && err.reason[0] && !strchr(err.reason, '\n'));
+	}
+
+	/* The same bytes as a -C list: items in order, lo <= hi, offsets in. */
+	{
+		struct cpu_list_error cerr;
+		size_t n;
+		struct cpu_list_item *items = cpu_list_parse((const char *)data, size, &n, &cerr);
+
+		if (items) {
+			CHECK(n > 0);
+			for (size_t i = 0; i < n; i++)
+				CHECK(items[i].lo >= 0 && items[i].lo <= items[i].hi &&
+				      items[i].hi <= CPU_LIST_MAX && items[i].offset < size &&
+				      isdigit(data[items[i].offset]));
+			free(items);
+		} else {
+			CHECK(cerr.offset <= size && cerr.reason[0] && !strchr(cerr.reason, '\n'));
+		}
 	}
 
 	/* The same bytes as a --filter. */

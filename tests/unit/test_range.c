@@ -5,8 +5,11 @@
  * children, offsets, filter text as written), gate evaluation, canonical
  * printing and its round trips, and every error reason with the exact byte
  * offset the caret goes under (the agent and the end-to-end tests show
- * them to users).  Output is TAP (tests/unit/tap.h).
+ * them to users); the same for tracepoint names alone, long input shown
+ * in a window, and -C lists (proto/cpu_list).  Output is TAP
+ * (tests/unit/tap.h).
  */
+#include "proto/cpu_list.h"
 #include "proto/range_parse.h"
 #include "tests/unit/tap.h"
 
@@ -726,6 +729,56 @@ static void test_error_window(void)
 	is_str(got, "  ab\n   ^", "caret format: indent on both lines");
 }
 
+/* -C LIST: "lo-hi@offset ..." per item, or "ERR offset: reason". */
+static void cpu_list(const char *text, const char *want)
+{
+	struct cpu_list_error err;
+	struct cpu_list_item *items;
+	size_t n, used = 0;
+	char what[512];
+
+	items = cpu_list_parse(text, strlen(text), &n, &err);
+	got[0] = '\0';
+	if (!items)
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+	for (size_t i = 0; items && i < n; i++)
+		used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%ld-%ld@%zu",
+					 i ? " " : "", items[i].lo, items[i].hi, items[i].offset);
+	free(items);
+	name_of(what, sizeof(what), "cpu list: ", text);
+	is_str(got, want, what);
+}
+
+static void test_cpu_list(void)
+{
+	cpu_list("0", "0-0@0");
+	cpu_list("0,0", "0-0@0 0-0@2");		/* kept; the agent merges */
+	cpu_list("0-3,6", "0-3@0 6-6@4");
+	cpu_list("12,3-3", "12-12@0 3-3@3");
+	cpu_list("2147483647", "2147483647-2147483647@0");
+	cpu_list("", "ERR 0: expected a CPU number or range (0,2-3)");
+	cpu_list("0,", "ERR 2: expected a CPU number or range (0,2-3)");
+	cpu_list(",0", "ERR 0: expected a CPU number or range (0,2-3)");
+	cpu_list("0,,1", "ERR 2: expected a CPU number or range (0,2-3)");
+	cpu_list("-1", "ERR 0: expected a CPU number or range (0,2-3)");
+	cpu_list("1-", "ERR 2: expected a CPU number after '-'");
+	cpu_list("1-0", "ERR 2: range 1-0 goes backwards");
+	cpu_list("0 ,1", "ERR 1: expected ',' between CPUs");
+	cpu_list("0x1", "ERR 1: expected ',' between CPUs");
+	cpu_list("1-2-3", "ERR 3: expected ',' between CPUs");
+	cpu_list("0,2147483648", "ERR 2: CPU number too large (at most 2147483647)");
+	cpu_list("0-99999999999999999999", "ERR 2: CPU number too large (at most 2147483647)");
+	{
+		size_t n = 7;
+
+		errno = 0;
+		ok(!cpu_list_parse("x", 1, &n, NULL) && errno == EINVAL && n == 0,
+		   "cpu list: err may be NULL, errno EINVAL, n 0");
+		free(cpu_list_parse("1,2x", 3, &n, NULL));
+		ok(n == 2, "cpu list: only text[0..len) is read");
+	}
+}
+
 int main(void)
 {
 	test_productions();
@@ -745,5 +798,6 @@ int main(void)
 	test_error_format();
 	test_tracepoint_check();
 	test_error_window();
+	test_cpu_list();
 	return tap_done();
 }
