@@ -93,12 +93,17 @@ kernel_takes() {
 	return "$rc"
 }
 
+# Filters of syscalls:sys_enter_write (count: a number; buf: const char *)
+# unless the line starts with another tracepoint and '@': sched_switch's
+# prev_comm is a char[16], sched_process_exec's filename a __data_loc char[].
 @test "filters the kernel refuses are refused up front with the kernel's rule and a caret" {
-	local f col reason
+	local f col reason tp
 	while IFS=';' read -r f col reason; do
-		! kernel_takes "$WRITE" "$f" || fail "the kernel takes '$f': the case is wrong"
-		pg -x, -e "$WRITE" --filter "$f" -- "$MARKER" say ran
-		expect_refusal "perfgate: bad filter for '$WRITE': $reason
+		tp=$WRITE
+		[[ $f == *@* ]] && { tp=${f%%@*}; f=${f#*@}; }
+		! kernel_takes "$tp" "$f" || fail "the kernel takes '$f' on $tp: the case is wrong"
+		pg -x, -e "$tp" --filter "$f" -- "$MARKER" say ran
+		expect_refusal "perfgate: bad filter for '$tp': $reason
   $f
   $(printf '%*s' "$col" '')^"
 	done <<'LIST'
@@ -117,14 +122,20 @@ buf == CPUS{0};7;CPUS{} needs a number, CPU or cpumask field; 'buf' is a string
 comm == CPUS{0};8;CPUS{} needs a number, CPU or cpumask field; 'comm' is a string
 stacktrace == CPUS{0};14;CPUS{} needs a number, CPU or cpumask field; 'stacktrace' is a stack trace
 count == 1 && buf > 2;18;operator '>' does not apply to string field 'buf' (use ==, != or ~)
+sched:sched_switch@prev_comm > 1;10;operator '>' does not apply to string field 'prev_comm' (use ==, != or ~)
+sched:sched_switch@prev_pid == "x";12;field 'prev_pid' is a number: expected a number, not a string
+sched:sched_process_exec@filename & 1;9;operator '&' does not apply to string field 'filename' (use ==, != or ~)
+sched:sched_process_exec@filename == 1;12;field 'filename' is a string: quote the value
 LIST
 }
 
 @test "filters the kernel takes are taken: the checker refuses no more than the kernel" {
-	local f
+	local f tp
 	while read -r f; do
-		kernel_takes "$WRITE" "$f" || fail "the kernel refuses '$f': the case is wrong"
-		pg -x, -e "$WRITE" --filter "$f" -- "$MARKER" say ran
+		tp=$WRITE
+		[[ $f == *@* ]] && { tp=${f%%@*}; f=${f#*@}; }
+		kernel_takes "$tp" "$f" || fail "the kernel refuses '$f' on $tp: the case is wrong"
+		pg -x, -e "$tp" --filter "$f" -- "$MARKER" say ran
 		expect_status 0
 		expect_out ran
 	done <<'LIST'
@@ -138,6 +149,8 @@ common_cpu != 1
 count == CPUS{0-1}
 stacktrace == 1
 buf == "x"
+sched:sched_switch@prev_comm == "x" || prev_pid & 3
+sched:sched_process_exec@filename ~ "/bin/*" && old_pid > 0
 LIST
 }
 
