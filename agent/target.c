@@ -127,8 +127,8 @@ static struct perf_cpu_map *cpu_list_map(const char *list)
 		goto out;
 	}
 	seen = calloc((size_t)max + 1, sizeof(*seen));
-	out = open_memstream(&canon, &canon_len);
-	if (!seen || !out)
+	out = seen ? open_memstream(&canon, &canon_len) : NULL;
+	if (!out)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		for (long cpu = items[i].lo; cpu <= items[i].hi; cpu++) {
