@@ -16,6 +16,7 @@
 #include "agent/filter_check.h"
 #include "agent/log.h"
 #include "agent/options.h"
+#include "proto/range_parse.h"
 
 struct named_event {
 	const char *name;
@@ -124,11 +125,16 @@ static int resolve_named(const char *text, struct event_def *def, const struct n
 static int resolve_tracepoint(const char *text, struct event_def *def, const char *colon,
 			      struct event_error *err)
 {
-	char *sys = strndup(text, (size_t)(colon - text));
 	const char *name = colon + 1;
-	char *id = NULL, *dir;
+	struct range_error rerr;
+	char *sys, *id = NULL, *dir;
 	int size = 0, rc = -1;
 
+	/* The name becomes a tracefs path below: only the grammar's bytes
+	 * ([A-Za-z0-9_], one ':') may get there, never '/' or "..". */
+	if (!range_tracepoint_check(text, strlen(text), &rerr))
+		return fail(err, rerr.offset, "%s", rerr.reason);
+	sys = strndup(text, (size_t)(colon - text));
 	if (!tracefs_tracing_dir()) {
 		fail(err, 0, "cannot find or mount tracefs (needed for '%s'): mount it with "
 		     "'mount -t tracefs nodev /sys/kernel/tracing'", text);

@@ -4,10 +4,12 @@
  *
  * The kernel answers a bad filter with EINVAL and puts no caret where the
  * mistake is (seed 002: its caret is always at the start).  Here every
- * predicate is checked -- the field exists (common_* fields included), the
- * operator fits the field's type, the value's kind fits the field -- and a
- * mistake is reported at its byte with a reason such as "field 'dsig' not
- * in irq:irq_handler_entry".
+ * predicate is checked with the kernel's own rules (trace_events_filter.c's
+ * parse_pred()) -- the field exists (the kernel's CPU/comm/common_cpu/
+ * stacktrace fields and common_* included), the operator fits the field's
+ * type, the value's kind fits the field -- and the whole filter fits the page
+ * the kernel copies; a mistake is reported at its byte with a reason such as
+ * "field 'dsig' not in irq:irq_handler_entry".
  */
 #ifndef PERFGATE_FILTER_CHECK_H
 #define PERFGATE_FILTER_CHECK_H

@@ -3,9 +3,11 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/log.h"
+#include "proto/range_parse.h"
 
 static void log_vprint(const char *level, const char *fmt, va_list ap)
 {
@@ -34,15 +36,20 @@ void log_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The input and its caret, windowed when long (range_caret_format), and
+ * sized for the text: no input is too long for its reason and caret. */
 void log_caret(const char *input, size_t offset, const char *fmt, ...)
 {
 	va_list ap;
-	size_t len = strlen(input);
+	size_t len = strlen(input), n = range_caret_format(input, len, offset, "  ", NULL, 0);
+	char *lines = malloc(n + 1);
 
 	va_start(ap, fmt);
 	log_vprint(NULL, fmt, ap);
 	va_end(ap);
-	if (offset > len)
-		offset = len;
-	fprintf(stderr, "  %s\n  %*s^\n", input, (int)offset, "");
+	if (!lines)
+		return;
+	range_caret_format(input, len, offset, "  ", lines, n + 1);
+	fprintf(stderr, "%s\n", lines);
+	free(lines);
 }

@@ -255,6 +255,26 @@ static void report_csv_metric(struct report *report,
 	fprintf(report->out, "%s%s%s%s", sep, start, sep, m->unit);
 }
 
+/*
+ * -x: a label (window name, range spec or name) may hold the separator --
+ * a range's filter "(fd == CPUS{0,1})", a blank with -x ' ' -- and then a
+ * row would have one field more than perf's.  perf escapes nothing (its
+ * event names are printed as they are, separator or not), and perfgate's
+ * event part stays perf's; but the label after '@' is perfgate's own, so
+ * each of its bytes that occurs in the separator becomes the first of
+ * '_', '-', '.', ';' that does not.  -j keeps the label exactly.
+ */
+static void report_csv_label(char *label, const char *sep)
+{
+	const char *subst = "_-.;", *c = subst;
+
+	while (*c && strchr(sep, *c))
+		c++;
+	for (char *p = label; *p; p++)
+		if (strchr(sep, *p))
+			*p = *c ? *c : '?';
+}
+
 static void report_csv_row(struct report *report,
 			   const struct report_row *row,
 			   const struct report_value *v,
@@ -376,11 +396,10 @@ static bool report_rows(struct report *report, const struct report_when *when,
 
 		if (!row.event)
 			row.event = "";
-		if (window && report->format != REPORT_JSON) {
-			snprintf(name, sizeof(name), "%s@%s", row.event, window);
-			row.event = name;
-		} else if (row.range && report->format != REPORT_JSON) {
-			snprintf(name, sizeof(name), "%s@%s", row.event, row.range);
+		if ((window || row.range) && report->format != REPORT_JSON) {
+			snprintf(name, sizeof(name), "%s@%s", row.event, window ? window : row.range);
+			if (report->format == REPORT_CSV && strlen(row.event) < strlen(name))
+				report_csv_label(name + strlen(row.event) + 1, report->csv_sep);
 			row.event = name;
 		}
 		v = report_value_of(&row);

@@ -20,11 +20,19 @@ bool session_ranges_is_spec(const struct event_spec *spec)
 static void print_spec_error(const char *text, size_t offset, const char *reason)
 {
 	struct range_error rerr = { .offset = offset };
-	char buf[8192];
+	size_t n;
+	char *buf;
 
 	snprintf(rerr.reason, sizeof(rerr.reason), "%.127s", reason);
-	range_error_format(text, strlen(text), &rerr, buf, sizeof(buf));
+	n = range_error_format(text, strlen(text), &rerr, NULL, 0);
+	buf = malloc(n + 1);
+	if (!buf) {
+		log_error("bad range spec: %s at byte %zu", rerr.reason, offset);
+		return;
+	}
+	range_error_format(text, strlen(text), &rerr, buf, n + 1);
 	log_error("bad range spec:\n%s", buf);
+	free(buf);
 }
 
 int session_ranges_parse(struct session *s)

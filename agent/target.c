@@ -13,6 +13,7 @@
 
 #include "agent/log.h"
 #include "agent/target.h"
+#include "proto/cpu_list.h"
 
 void tid_list_add(struct tid_list *list, pid_t tid)
 {
@@ -86,6 +87,75 @@ static int build_threads(struct counter_target *target, const struct options *op
 	return rc || !target->threads ? -1 : 0;
 }
 
+/* The online CPUs as the kernel writes them ("0-1"), for messages. */
+static void online_text(char *buf, size_t cap)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	snprintf(buf, cap, "unknown");
+	if (f) {
+		if (fgets(buf, (int)cap, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/*
+ * -C LIST, as perf reads it: CPUs and ranges ("0,2-3") separated by ',',
+ * duplicates merged ("0,0" is CPU 0).  Every CPU must be online, or the
+ * kernel refuses the counter with a bare EINVAL; so the one that is not gets
+ * the caret here, with the CPUs that are.  libperf's own parser would refuse
+ * a duplicate and take an offline CPU.
+ */
+static struct perf_cpu_map *cpu_list_map(const char *list)
+{
+	struct perf_cpu_map *online = perf_cpu_map__new_online_cpus(), *map = NULL;
+	struct cpu_list_error err;
+	struct cpu_list_item *items = NULL;
+	size_t n = 0, canon_len = 0;
+	char *canon = NULL, avail[256];
+	bool *seen = NULL;
+	long max;
+	FILE *out;
+
+	if (!online)
+		return NULL;
+	max = perf_cpu_map__max(online).cpu;
+	items = cpu_list_parse(list, strlen(list), &n, &err);
+	if (!items) {
+		log_caret(list, err.offset, "invalid value for -C: %s", err.reason);
+		goto out;
+	}
+	seen = calloc((size_t)max + 1, sizeof(*seen));
+	out = seen ? open_memstream(&canon, &canon_len) : NULL;
+	if (!out)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		for (long cpu = items[i].lo; cpu <= items[i].hi; cpu++) {
+			if (cpu > max ||
+			    !perf_cpu_map__has(online, (struct perf_cpu){ .cpu = (int)cpu })) {
+				fclose(out);
+				online_text(avail, sizeof(avail));
+				log_caret(list, items[i].offset,
+					  "invalid value for -C: CPU %ld is not online (online CPUs: %s)",
+					  cpu, avail);
+				goto out;
+			}
+			seen[cpu] = true;
+		}
+	for (long cpu = 0; cpu <= max; cpu++)
+		if (seen[cpu])
+			fprintf(out, "%s%ld", ftell(out) ? "," : "", cpu);
+	fclose(out);
+	map = perf_cpu_map__new(canon);
+out:
+	free(canon);
+	free(seen);
+	free(items);
+	perf_cpu_map__put(online);
+	return map;
+}
+
 int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid)
 {
 	bool per_cpu = opts->system_wide || opts->cpu_list;
@@ -93,14 +163,10 @@ int target_build(struct counter_target *target, const struct options *opts, pid_
 	memset(target, 0, sizeof(*target));
 	if (per_cpu) {
 		/* System-wide: every task on these CPUs; a workload only times the run. */
-		target->cpus = perf_cpu_map__new(opts->cpu_list);
+		target->cpus = opts->cpu_list ? cpu_list_map(opts->cpu_list)
+					      : perf_cpu_map__new_online_cpus();
 		target->threads = perf_thread_map__new_dummy();
-		if (!target->cpus || perf_cpu_map__nr(target->cpus) == 0) {
-			log_caret(opts->cpu_list ? opts->cpu_list : "", 0,
-				  "invalid value for -C: no such CPUs online");
-			return -1;
-		}
-		return 0;
+		return target->cpus && target->threads ? 0 : -1;
 	}
 	target->cpus = perf_cpu_map__new_any_cpu();
 	target->inherit = !opts->no_inherit;

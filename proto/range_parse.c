@@ -638,6 +638,49 @@ static void put_trigger(struct text_out *o, const struct range_trigger *t)
 	text_out_puts(o, ")");
 }
 
+bool range_tracepoint_check(const char *text, size_t len, struct range_error *err)
+{
+	struct scan sc = SCAN_INIT(text, len, err);
+	char d[16], q[SCAN_QUOTE_SIZE];
+	size_t i = 0, colon;
+
+	while (i < len && scan_is_ident((unsigned char)text[i]))
+		i++;
+	if (i == len) {
+		scan_fail(&sc, i, "expected ':' in tracepoint '%s' (subsys:name)",
+			  scan_quote(q, sizeof(q), text, len));
+		return false;
+	}
+	if (text[i] != ':') {
+		scan_fail(&sc, i, "invalid character %s in tracepoint subsystem",
+			  describe(d, sizeof(d), (unsigned char)text[i]));
+		return false;
+	}
+	if (i == 0) {
+		scan_fail(&sc, 0, "expected a subsystem name before ':'");
+		return false;
+	}
+	colon = i++;
+	while (i < len && scan_is_ident((unsigned char)text[i]))
+		i++;
+	if (i == colon + 1 && i == len) {
+		scan_fail(&sc, i, "expected a tracepoint name after '%s:'",
+			  scan_quote(q, sizeof(q), text, colon));
+		return false;
+	}
+	if (i < len && text[i] == ':') {
+		scan_fail(&sc, i, "a tracepoint has exactly one ':' (subsys:name)");
+		return false;
+	}
+	if (i < len) {
+		scan_fail(&sc, i, "invalid character %s in tracepoint name",
+			  describe(d, sizeof(d), (unsigned char)text[i]));
+		return false;
+	}
+	return true;
+}
+
+
 static int prec(enum range_gate_kind kind)
 {
 	switch (kind) {
@@ -735,18 +778,71 @@ static void put_shown(struct text_out *o, const char *text, size_t from, size_t 
 	}
 }
 
+/* Columns text[from..to) takes on a terminal (a UTF-8 sequence is one). */
+static size_t columns(const char *text, size_t from, size_t to)
+{
+	size_t n = 0;
+
+	for (size_t i = from; i < to; i++)
+		n += ((unsigned char)text[i] & 0xc0) != 0x80;	/* not a continuation */
+	return n;
+}
+
+/* Move i back to the first byte of the UTF-8 sequence it is in. */
+static size_t char_start(const char *text, size_t len, size_t i)
+{
+	while (i > 0 && i < len && ((unsigned char)text[i] & 0xc0) == 0x80)
+		i--;
+	return i;
+}
+
+/* The bytes [*from, *to) of a long text to show around byte at. */
+static void caret_window(const char *text, size_t len, size_t at, size_t *from, size_t *to)
+{
+	*from = 0;
+	*to = len;
+	if (columns(text, 0, len) <= RANGE_CARET_WIDTH)
+		return;
+	/* A third of the window before the caret, the rest after it. */
+	*from = at > RANGE_CARET_WINDOW / 3 ? at - RANGE_CARET_WINDOW / 3 : 0;
+	*from = char_start(text, len, *from);
+	*to = *from + RANGE_CARET_WINDOW < len ? *from + RANGE_CARET_WINDOW : len;
+	if (*to <= at)
+		*to = at < len ? at + 1 : len;
+	while (*to < len && ((unsigned char)text[*to] & 0xc0) == 0x80)
+		(*to)++;
+}
+
+size_t range_caret_format(const char *text, size_t len, size_t offset, const char *indent,
+			  char *buf, size_t cap)
+{
+	struct text_out o = { buf, cap, 0 };
+	size_t at = offset < len ? offset : len, from, to, col;
+
+	caret_window(text, len, at, &from, &to);
+	text_out_puts(&o, indent);
+	if (from > 0)
+		text_out_puts(&o, "...");
+	put_shown(&o, text, from, to);
+	if (to < len)
+		text_out_puts(&o, "...");
+	text_out_char(&o, '\n');
+	text_out_puts(&o, indent);
+	col = (from > 0 ? 3 : 0) + columns(text, from, at);
+	for (size_t i = 0; i < col; i++)
+		text_out_char(&o, ' ');
+	text_out_char(&o, '^');
+	return text_out_end(&o);
+}
+
 size_t range_error_format(const char *text, size_t len, const struct range_error *err,
 			  char *buf, size_t cap)
 {
 	struct text_out o = { buf, cap, 0 };
-	size_t at = err->offset < len ? err->offset : len;
+	size_t n = range_caret_format(text, len, err->offset, "", buf, cap);
 
-	put_shown(&o, text, 0, len);
-	text_out_char(&o, '\n');
-	for (size_t i = 0; i < at; i++)
-		if (((unsigned char)text[i] & 0xc0) != 0x80)	/* not a UTF-8 continuation */
-			text_out_char(&o, ' ');
-	text_out_puts(&o, "^ ");
+	o.len = n;
+	text_out_char(&o, ' ');
 	text_out_puts(&o, err->reason);
 	return text_out_end(&o);
 }

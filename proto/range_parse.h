@@ -128,6 +128,15 @@ struct range_spec *range_parse_n(const char *text, size_t len, struct range_erro
 void range_spec_free(struct range_spec *spec);
 
 /*
+ * Is text[0..len) one tracepoint name as the grammar spells it, "subsys:name"
+ * with both parts [A-Za-z0-9_]+?  For names that come without a spec around
+ * them (-e, --filter's event): the agent turns the name into a tracefs path,
+ * so a '/' or ".." must never reach it.  Returns true, or false with *err
+ * (err may be NULL) naming the first bad byte, and errno EINVAL.
+ */
+bool range_tracepoint_check(const char *text, size_t len, struct range_error *err);
+
+/*
  * The canonical text of a spec: no blanks except around "&&" and "||" and
  * inside filters ("(a,b)@x:y(n == 1)..z:w && !p:q.."), parentheses only
  * where precedence or the tree's shape needs them, filters in the
@@ -154,9 +163,21 @@ bool range_gate_eval(const struct range_gate *gate, const bool *open);
  *
  * Tabs and other control bytes of the spec are shown as spaces or '?' so
  * the caret stays under its byte (UTF-8 sequences count as one column).
- * snprintf's contract.
+ * A spec of more than RANGE_CARET_WIDTH columns is shown as a window of
+ * about RANGE_CARET_WINDOW bytes around the caret, "..." marking each cut
+ * end, so that however long the input, the reason and the caret are there
+ * and the caret is under its byte.  snprintf's contract.
  */
 size_t range_error_format(const char *text, size_t len, const struct range_error *err,
+			  char *buf, size_t cap);
+#define RANGE_CARET_WIDTH 160
+#define RANGE_CARET_WINDOW 120
+/*
+ * The two lines alone, each after indent, with no reason and no final
+ * newline: "INDENT...shown...\nINDENT      ^".  For any input with a
+ * position (option values, event lists, filters).  snprintf's contract.
+ */
+size_t range_caret_format(const char *text, size_t len, size_t offset, const char *indent,
 			  char *buf, size_t cap);
 /*
  * The same on one line, for an "err" reply on a control channel:

@@ -223,7 +223,7 @@ static int compile_pred(struct compiler *c, const struct format *f,
 		p->kind = RB_FIELD_COMM;
 		return string_match(c, fp->value, fp->op, p);
 	}
-	if (!field && !strcasecmp(fp->field, "cpu")) {
+	if (!field && (!strcasecmp(fp->field, "cpu") || !strcmp(fp->field, "common_cpu"))) {
 		p->kind = RB_FIELD_CPU;
 		p->size = 4;
 	} else if (!field) {

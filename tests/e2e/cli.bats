@@ -81,8 +81,11 @@ refused() {
 	[ "$(values task-clock | wc -l)" = 3 ] || { show_run; fail "not 3 task-clock lines"; }
 	[ "$(values "$GETPPID" | wc -l)" = 3 ] || { show_run; fail "not 3 $GETPPID lines"; }
 	sort -n -c <<<"$stamps" || fail "timestamps not increasing: $stamps"
-	# The 2 calls were made at once: the first interval holds them.
-	[ "$(values "$GETPPID" | head -n 1)" = 2 ] || { show_run; fail "first interval is not 2"; }
+	# The 2 calls are counted once at most.  (Not "the first interval holds
+	# them": when the machine is busy, or under ASan, the marker may reach
+	# them after the first 100 ms, or after all three intervals.)
+	[ "$(values "$GETPPID" | awk '{ s += $1 } END { print s + 0 }')" -le 2 ] ||
+		{ show_run; fail "more than the 2 calls counted"; }
 	expect_status 3
 }
 

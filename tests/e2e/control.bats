@@ -147,7 +147,7 @@ raw_reply() {
 }
 
 @test "hello: ack with a JSON object giving the protocol version" {
-	command -v jq >/dev/null || skip "needs jq"
+	needs jq jq
 	serve
 	cmd hello
 	[[ $REPLY_LINE == "ack {"* ]] || fail "hello: got '$REPLY_LINE'"

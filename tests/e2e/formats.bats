@@ -10,7 +10,7 @@ EVENTS="task-clock,context-switches,page-faults,cycles,$GETPPID"
 
 setup() {
 	common_setup
-	command -v perf >/dev/null || skip "needs perf (linux-perf) to compare with"
+	needs perf linux-perf
 	ensure_tracefs
 	chan ch
 	W=(ctl "$T/ch.ctl" "$T/ch.ack")
@@ -69,7 +69,7 @@ for r in rows:
                      separators=(",", ":")))
 ' "$1" "${2:-}"
 	else
-		skip "needs jq or python3 to read JSON"
+		needs python3 python3
 	fi
 }
 
@@ -135,7 +135,7 @@ same_shape() {
 }
 
 @test "-j lines are JSON objects with the counts" {
-	command -v jq >/dev/null || skip "needs jq"
+	needs jq jq
 	pg -j -D -1 --control "fifo:$T/ch.ctl,$T/ch.ack" -e "$GETPPID,$GETPGID" -- \
 		"$MARKER" getppid 3 "${W[@]}" "enable $GETPPID" getppid 5 getpgid 2 \
 		"${W[@]}" "disable $GETPPID"

@@ -9,13 +9,19 @@
 #
 # Environment (set by `make check`; defaults for running `bats` by hand):
 #   PERFGATE  the agent binary      MARKER  the marker helper
-#   SRCDIR    the source root       PG_TIMEOUT  seconds before giving up (10)
+#   RANGER    the ranger helper     SRCDIR  the source root
+#   PG_TIMEOUT  seconds before giving up (10)
 #   PG_ARGS   options put before every agent command line (a file's setup
 #             sets them, e.g. ranges.bats its --range-backend)
+# By hand, the binaries default to the build tree of this checkout
+# ($PERFGATE_BUILD_DIR, or build/ as ./bootstrap makes it): never to
+# another checkout's, which would test other code.
 
 : "${SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
-: "${PERFGATE:=/work/main/agent/perfgate}"
-: "${MARKER:=/work/main/tests/helpers/marker}"
+: "${PG_BUILD_DIR:=${PERFGATE_BUILD_DIR:-$SRCDIR/build}}"
+: "${PERFGATE:=$PG_BUILD_DIR/agent/perfgate}"
+: "${MARKER:=$PG_BUILD_DIR/tests/helpers/marker}"
+: "${RANGER:=$PG_BUILD_DIR/tests/helpers/ranger}"
 : "${PG_TIMEOUT:=10}"
 
 # The marker events: one per syscall the marker makes on request.
@@ -66,6 +72,14 @@ teardown() { common_teardown; }
 fail() {
 	echo "$*" >&2
 	return 1
+}
+
+# needs COMMAND PACKAGE: a tool a test needs is a failure when missing, not
+# a skip: ./bootstrap installs every package the suite uses, so a machine
+# without it is set up wrong, and a skipped test passes CI by accident.
+needs() {
+	command -v "$1" >/dev/null ||
+		fail "needs $1: install the $2 package (./bootstrap installs it)"
 }
 
 # ensure_tracefs: mount tracefs if it is not (for tests that use it

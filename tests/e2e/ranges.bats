@@ -14,13 +14,27 @@
 load helpers
 : "${PG_RANGE_BACKEND:=bpf}"
 
-: "${RANGER:=/work/main/build/tests/helpers/ranger}"
 R_GATE=syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid
 
 setup() {
 	common_setup
 	[ -x "$RANGER" ] || fail "RANGER=$RANGER is not an executable"
 	PG_ARGS="--range-backend $PG_RANGE_BACKEND"
+	a_ranger_setup
+}
+
+# System-wide (-a), other processes make the marker calls too (bash calls
+# getppid at start-up), so the -a tests keep to their ranger's own
+# triggers with a comm filter.  "ranger" would match any other ranger on
+# the machine (another checkout's tests, the sample-backend run of this
+# file); so each test runs it as A_RANGER, a link named A_NAME, unique to
+# this bats process and test: a task's comm is the name it was executed
+# by, and threads and children inherit it.  At most 15 bytes (comm's).
+a_ranger_setup() {
+	A_NAME=rg$$.$BATS_TEST_NUMBER
+	A_RANGER=$T/$A_NAME
+	ln -s "$RANGER" "$A_RANGER"
+	A_GATE="syscalls:sys_enter_getppid(comm == \"$A_NAME\")..syscalls:sys_enter_getpgid(comm == \"$A_NAME\")"
 }
 
 # The sample backend loses records when its agent cannot keep up (a busy
@@ -256,9 +270,7 @@ PY
 		{ show_run; fail "inside: $inside"; }
 }
 
-# System-wide, other processes may make the marker calls too (bash calls
-# getppid at start-up): the -a tests keep to the ranger's own triggers.
-A_GATE='syscalls:sys_enter_getppid(comm == "ranger")..syscalls:sys_enter_getpgid(comm == "ranger")'
+# System-wide: A_GATE keeps to A_RANGER's own triggers (a_ranger_setup).
 
 @test "-a: ranges count every process's own ranges, exactly, a competitor's too" {
 	mkfifos go done
@@ -266,11 +278,11 @@ A_GATE='syscalls:sys_enter_getppid(comm == "ranger")..syscalls:sys_enter_getpgid
 	# while the workload runs its own, both pinned to one CPU so that they
 	# preempt each other inside their ranges.  The workload ends after the
 	# competitor is done (bash's read writes nothing a range could count).
-	taskset -c 0 "$RANGER" -w "$T/go" -d "$T/done" 3000 2 7 &
+	taskset -c 0 "$A_RANGER" -w "$T/go" -d "$T/done" 3000 2 7 &
 	competitor=$!
 	BG_PIDS+=("$competitor")
 	pg -a -x, -e "$WRITE@$A_GATE" -- taskset -c 0 bash -c \
-		'"$1" -n "$2" -t 2 2000 3 5 && read -r line <"$3"' _ "$RANGER" "$T/go" "$T/done"
+		'"$1" -n "$2" -t 2 2000 3 5 && read -r line <"$3"' _ "$A_RANGER" "$T/go" "$T/done"
 	wait "$competitor"
 	expect_status 0
 	# Inside: the workload's 2 x 2000 x 3 and the competitor's 3000 x 2.
@@ -282,7 +294,7 @@ A_GATE='syscalls:sys_enter_getppid(comm == "ranger")..syscalls:sys_enter_getpgid
 	taskset -c 0 "$MARKER" wait "$T/go" write 50000 &
 	competitor=$!
 	BG_PIDS+=("$competitor")
-	pg -a -x, -e "$WRITE@$A_GATE" -- taskset -c 0 "$RANGER" -n "$T/go" 3000 3 0
+	pg -a -x, -e "$WRITE@$A_GATE" -- taskset -c 0 "$A_RANGER" -n "$T/go" 3000 3 0
 	wait "$competitor"
 	expect_status 0
 	expect_value "$WRITE@$A_GATE" 9000
@@ -291,7 +303,7 @@ A_GATE='syscalls:sys_enter_getppid(comm == "ranger")..syscalls:sys_enter_getpgid
 @test "-a: E@R + E@!R == E exactly, for writes and cpu-clock, whatever else runs" {
 	pg -a -x, --json-file "$T/run.json" -e "$WRITE,cpu-clock" \
 		-e "($WRITE,cpu-clock)@$A_GATE" -e "($WRITE,cpu-clock)@!($A_GATE)" -- \
-		"$RANGER" -t 2 2000 3 5
+		"$A_RANGER" -t 2 2000 3 5
 	expect_status 0
 	python3 - "$T/run.json" "$WRITE" <<'PY'
 import json, sys
@@ -315,7 +327,7 @@ PY
 	grep -q "expected 'thread' or 'cpu'" "$T/err" || { show_run; false; }
 }
 
-@test "filters mean what the kernel's filters mean: numbers, &, !, || and common_pid" {
+@test "filters mean what the kernel's filters mean: numbers, &, !, ||, common_pid and common_cpu" {
 	# Expected values are the kernel filter's own (the sample backend sets
 	# the filter with PERF_EVENT_IOC_SET_FILTER); the BPF backend evaluates
 	# the same filters itself.  The marker writes to its own fd, not 1.
@@ -329,6 +341,7 @@ PY
 fd == 1;6
 count == 1;1
 common_pid != 0;1
+common_cpu < 100000;1
 count > 5;6
 count >= 2;3
 count & 2;3
@@ -339,7 +352,7 @@ LIST
 
 @test "without CAP_BPF: --range-backend bpf says why and exits 255; by default, samples and a warning" {
 	[ "$PG_RANGE_BACKEND" = bpf ] || skip "about the BPF backend"
-	command -v setpriv >/dev/null || skip "no setpriv"
+	needs setpriv util-linux
 	no_bpf=(setpriv --bounding-set -bpf,-sys_admin --inh-caps=-bpf,-sys_admin --)
 	status=0
 	"${no_bpf[@]}" "$PERFGATE" --range-backend bpf -x, -e "$WRITE@$R_GATE" -- "$RANGER" 10 3 5 \

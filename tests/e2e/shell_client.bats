@@ -13,11 +13,9 @@
 #   SRCDIR    the source root       PERFGATE_SH  clients/shell/perfgate.sh
 
 : "${SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
-: "${PERFGATE:=/work/main/agent/perfgate}"
-if [ -z "${MARKER:-}" ]; then
-	MARKER=/work/main/build/tests/helpers/marker
-	[ -x "$MARKER" ] || MARKER=/work/main/tests/helpers/marker
-fi
+: "${PG_BUILD_DIR:=${PERFGATE_BUILD_DIR:-$SRCDIR/build}}"
+: "${PERFGATE:=$PG_BUILD_DIR/agent/perfgate}"
+: "${MARKER:=$PG_BUILD_DIR/tests/helpers/marker}"
 : "${PERFGATE_SH:=$SRCDIR/clients/shell/perfgate.sh}"
 export PERFGATE MARKER SRCDIR PERFGATE_SH
 

@@ -140,7 +140,8 @@ PY
 }
 
 @test "--json-file validates against docs/perfgate-report.schema.json" {
-	/usr/bin/python3 -c 'import jsonschema' || skip "python3-jsonschema is not installed"
+	/usr/bin/python3 -c 'import jsonschema' ||
+		fail "needs python3's jsonschema: install python3-jsonschema (./bootstrap installs it)"
 	pg -D -1 --control "fifo:$CTL,$ACK" --json-file "$T/run.json" \
 		-e "$GETPPID,task-clock,cycles" -e "$WRITE@$GETPPID..$GETPGID" -- \
 		"$MARKER" "${W[@]}" "window begin A" getppid 2 "${W[@]}" "window end A" \

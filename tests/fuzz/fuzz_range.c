@@ -25,8 +25,10 @@
  *        tests/fuzz/fuzz_range.c proto/range_parse.c proto/filter_parse.c proto/scan.c \
  *        proto/text_out.c
  */
+#include "proto/cpu_list.h"
 #include "proto/range_parse.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +290,12 @@ static void check_error(const struct range_error *err, const char *text)
 	cur_err = err;
 	shown = format_all(fmt_error, text);
 	CHECK(strchr(shown, '\n') != NULL && strchr(strchr(shown, '\n') + 1, '\n') == NULL);
+	{	/* The caret line: blanks, "^ ", the reason whole. */
+		const char *c = strchr(shown, '\n') + 1;
+
+		c += strspn(c, " ");
+		CHECK(c[0] == '^' && c[1] == ' ' && strcmp(c + 2, err->reason) == 0);
+	}
 	free(shown);
 	shown = format_all(fmt_error_line, text);
 	CHECK(strchr(shown, '\n') == NULL);
@@ -333,6 +341,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(canon);
 		range_spec_free(again);
 		range_spec_free(spec);
+	}
+
+	/* The same bytes as an -e tracepoint name: accepted only when every
+	 * byte is [A-Za-z0-9_] but exactly one ':' with a name either side. */
+	if (range_tracepoint_check((const char *)data, size, &err)) {
+		const char *colon = memchr(data, ':', size);
+
+		CHECK(colon && colon != (const char *)data && colon != (const char *)data + size - 1);
+		for (size_t i = 0; i < size; i++)
+			CHECK(data[i] == ':' ? (const char *)data + i == colon :
+			      isalnum(data[i]) || data[i] == '_');
+	} else {
+		CHECK(err.offset <= size && err.reason[0] && !strchr(err.reason, '\n'));
+	}
+
+	/* The same bytes as a -C list: items in order, lo <= hi, offsets in. */
+	{
+		struct cpu_list_error cerr;
+		size_t n;
+		struct cpu_list_item *items = cpu_list_parse((const char *)data, size, &n, &cerr);
+
+		if (items) {
+			CHECK(n > 0);
+			for (size_t i = 0; i < n; i++)
+				CHECK(items[i].lo >= 0 && items[i].lo <= items[i].hi &&
+				      items[i].hi <= CPU_LIST_MAX && items[i].offset < size &&
+				      isdigit(data[items[i].offset]));
+			free(items);
+		} else {
+			CHECK(cerr.offset <= size && cerr.reason[0] && !strchr(cerr.reason, '\n'));
+		}
 	}
 
 	/* The same bytes as a --filter. */

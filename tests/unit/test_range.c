@@ -5,8 +5,11 @@
  * children, offsets, filter text as written), gate evaluation, canonical
  * printing and its round trips, and every error reason with the exact byte
  * offset the caret goes under (the agent and the end-to-end tests show
- * them to users).  Output is TAP (tests/unit/tap.h).
+ * them to users); the same for tracepoint names alone, long input shown
+ * in a window, and -C lists (proto/cpu_list).  Output is TAP
+ * (tests/unit/tap.h).
  */
+#include "proto/cpu_list.h"
 #include "proto/range_parse.h"
 #include "tests/unit/tap.h"
 
@@ -628,6 +631,154 @@ static void test_error_format(void)
 	       "error format: caret after the end for a missing token");
 }
 
+/* A tracepoint name alone (-e): "ok", or "ERR offset: reason". */
+static void tp_check(const char *text, const char *want)
+{
+	struct range_error err;
+	char what[512];
+
+	if (range_tracepoint_check(text, strlen(text), &err))
+		snprintf(got, sizeof(got), "ok");
+	else
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+	name_of(what, sizeof(what), "tracepoint name: ", text);
+	is_str(got, want, what);
+}
+
+static void test_tracepoint_check(void)
+{
+	tp_check("syscalls:sys_enter_write", "ok");
+	tp_check("a:b", "ok");
+	tp_check("syscalls:../../../../../tmp/X/tp",
+		 "ERR 9: invalid character '.' in tracepoint name");
+	tp_check("sys/calls:x", "ERR 3: invalid character '/' in tracepoint subsystem");
+	tp_check("..:x", "ERR 0: invalid character '.' in tracepoint subsystem");
+	tp_check("syscalls:sys_enter_write/id", "ERR 24: invalid character '/' in tracepoint name");
+	tp_check("syscalls:sys_enter_write:u", "ERR 24: a tracepoint has exactly one ':' (subsys:name)");
+	tp_check(":x", "ERR 0: expected a subsystem name before ':'");
+	tp_check("syscalls:", "ERR 9: expected a tracepoint name after 'syscalls:'");
+	tp_check("syscalls", "ERR 8: expected ':' in tracepoint 'syscalls' (subsys:name)");
+	tp_check("a:b c", "ERR 3: invalid character byte 0x20 in tracepoint name");
+	tp_check("a:b\x01", "ERR 3: invalid character byte 0x01 in tracepoint name");
+	tp_check("a:\xc3\xa9", "ERR 2: invalid character byte 0xc3 in tracepoint name");
+	errno = 0;
+	ok(!range_tracepoint_check("a:/", 3, NULL) && errno == EINVAL,
+	   "tracepoint name: err may be NULL, errno EINVAL");
+	ok(range_tracepoint_check("a:bc/", 4, NULL), "tracepoint name: only text[0..len) is read");
+}
+
+/* Long input: a window around the caret, "..." at each cut end, the
+ * caret under its byte, the reason whole; short input shown whole. */
+static void test_error_window(void)
+{
+	static char text[12000];
+	struct range_error err = { .offset = 0, .reason = "why" };
+	size_t n, len;
+	char *nl;
+
+	/* 10000 'a', then "XY", then 1000 'b': the caret under 'X'. */
+	memset(text, 'a', 10000);
+	memcpy(text + 10000, "XY", 2);
+	memset(text + 10002, 'b', 1000);
+	len = 11002;
+	err.offset = 10000;
+	n = range_error_format(text, len, &err, got, sizeof(got));
+	ok(n == strlen(got) && n < 2 * RANGE_CARET_WINDOW + 20,
+	   "window: the message of an 11 KB spec is a window long");
+	nl = strchr(got, '\n');
+	ok(nl && strncmp(got, "...", 3) == 0 && strncmp(nl - 3, "...", 3) == 0,
+	   "window: '...' at both cut ends");
+	ok(nl && nl[1 + (strchr(got, 'X') - got)] == '^' && strcmp(strchr(nl, '^'), "^ why") == 0,
+	   "window: the caret under the byte, then the reason");
+	ok(nl && (size_t)(nl - got) <= RANGE_CARET_WINDOW + 6, "window: the shown line is short");
+	/* Caret at the very end (a missing token): under the end, no trailing "...". */
+	err.offset = len;
+	range_error_format(text, len, &err, got, sizeof(got));
+	nl = strchr(got, '\n');
+	ok(nl && nl[-1] == 'b' && nl[1 + (nl - got)] == '^', "window: caret after the end of a long text");
+	/* Caret at 0: no leading "...". */
+	err.offset = 0;
+	range_error_format(text, len, &err, got, sizeof(got));
+	is_str(strchr(got, '\n') + 1, "^ why", "window: caret at the start of a long text");
+	ok(got[0] == 'a', "window: no '...' before the start");
+	/* UTF-8 before the caret counts one column each, even cut. */
+	for (size_t i = 0; i < 3000; i += 2)
+		memcpy(text + i, "\xc3\xa9", 2);
+	memset(text + 3000, 'c', 200);
+	text[3100] = 'X';
+	err.offset = 3100;
+	range_error_format(text, 3200, &err, got, sizeof(got));
+	nl = strchr(got, '\n');
+	ok(nl && strncmp(got, "...", 3) == 0 && (unsigned char)got[3] != 0xa9,
+	   "window: never starts inside a UTF-8 sequence");
+	{
+		size_t col = 0;
+
+		for (char *c = got; c < strchr(got, 'X'); c++)
+			col += ((unsigned char)*c & 0xc0) != 0x80;
+		ok(nl[1 + col] == '^', "window: caret column counts UTF-8 as one");
+	}
+	/* At RANGE_CARET_WIDTH columns the text is still shown whole. */
+	memset(text, 'd', RANGE_CARET_WIDTH);
+	err.offset = RANGE_CARET_WIDTH - 1;
+	range_error_format(text, RANGE_CARET_WIDTH, &err, got, sizeof(got));
+	ok(got[0] == 'd' && strchr(got, '\n') - got == RANGE_CARET_WIDTH,
+	   "window: a text of RANGE_CARET_WIDTH columns is whole");
+	/* range_caret_format: indented lines, no reason. */
+	range_caret_format("ab", 2, 1, "  ", got, sizeof(got));
+	is_str(got, "  ab\n   ^", "caret format: indent on both lines");
+}
+
+/* -C LIST: "lo-hi@offset ..." per item, or "ERR offset: reason". */
+static void cpu_list(const char *text, const char *want)
+{
+	struct cpu_list_error err;
+	struct cpu_list_item *items;
+	size_t n, used = 0;
+	char what[512];
+
+	items = cpu_list_parse(text, strlen(text), &n, &err);
+	got[0] = '\0';
+	if (!items)
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+	for (size_t i = 0; items && i < n; i++)
+		used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%ld-%ld@%zu",
+					 i ? " " : "", items[i].lo, items[i].hi, items[i].offset);
+	free(items);
+	name_of(what, sizeof(what), "cpu list: ", text);
+	is_str(got, want, what);
+}
+
+static void test_cpu_list(void)
+{
+	cpu_list("0", "0-0@0");
+	cpu_list("0,0", "0-0@0 0-0@2");		/* kept; the agent merges */
+	cpu_list("0-3,6", "0-3@0 6-6@4");
+	cpu_list("12,3-3", "12-12@0 3-3@3");
+	cpu_list("2147483647", "2147483647-2147483647@0");
+	cpu_list("", "ERR 0: expected a CPU number or range (0,2-3)");
+	cpu_list("0,", "ERR 2: expected a CPU number or range (0,2-3)");
+	cpu_list(",0", "ERR 0: expected a CPU number or range (0,2-3)");
+	cpu_list("0,,1", "ERR 2: expected a CPU number or range (0,2-3)");
+	cpu_list("-1", "ERR 0: expected a CPU number or range (0,2-3)");
+	cpu_list("1-", "ERR 2: expected a CPU number after '-'");
+	cpu_list("1-0", "ERR 2: range 1-0 goes backwards");
+	cpu_list("0 ,1", "ERR 1: expected ',' between CPUs");
+	cpu_list("0x1", "ERR 1: expected ',' between CPUs");
+	cpu_list("1-2-3", "ERR 3: expected ',' between CPUs");
+	cpu_list("0,2147483648", "ERR 2: CPU number too large (at most 2147483647)");
+	cpu_list("0-99999999999999999999", "ERR 2: CPU number too large (at most 2147483647)");
+	{
+		size_t n = 7;
+
+		errno = 0;
+		ok(!cpu_list_parse("x", 1, &n, NULL) && errno == EINVAL && n == 0,
+		   "cpu list: err may be NULL, errno EINVAL, n 0");
+		free(cpu_list_parse("1,2x", 3, &n, NULL));
+		ok(n == 2, "cpu list: only text[0..len) is read");
+	}
+}
+
 int main(void)
 {
 	test_productions();
@@ -645,5 +796,8 @@ int main(void)
 	test_round_trips();
 	test_format_contract();
 	test_error_format();
+	test_tracepoint_check();
+	test_error_window();
+	test_cpu_list();
 	return tap_done();
 }

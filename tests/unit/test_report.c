@@ -464,6 +464,35 @@ static void test_csv_multiplexed(void)
 		    "csv: multiplexed, whole-number pcnt-running");
 }
 
+/* A range label holding the separator: the label's separator bytes are
+ * replaced, the event part stays as perf prints it, the field count holds. */
+static void test_csv_label_separator(void)
+{
+	static const char comma[] =
+		"3,,syscalls:sys_enter_write@a:b(cpu == CPUS{0_1})..c:d,1000,100.00,,\n";
+	static const char blank[] =
+		"3  syscalls:sys_enter_write@a:b(cpu_==_CPUS{0,1})..c:d 1000 100.00  \n";
+	static const char underscore[] =
+		"3__syscalls:sys_enter_write@a:b(cpu == CPUS{0,1})..c:d_1000_100.00__\n";
+	static const char both[] =
+		"3_-_-syscalls:sys_enter_write@my.range.1_-1000_-100.00_-_-\n";
+	struct report_row rows[] = {
+		{ .event = "syscalls:sys_enter_write", .range = "a:b(cpu == CPUS{0,1})..c:d",
+		  .count = 3, .enabled_ns = 1000, .running_ns = 1000 },
+	};
+	struct report_run run = { "'x'", 0.01, -1, -1 };
+
+	check_final(REPORT_CSV, ",", &run, rows, N_ROWS(rows), comma,
+		    "csv: ',' in a range label becomes '_'");
+	check_final(REPORT_CSV, " ", &run, rows, N_ROWS(rows), blank,
+		    "csv: -x' ': blanks in a range label become '_'");
+	check_final(REPORT_CSV, "_", &run, rows, N_ROWS(rows), underscore,
+		    "csv: -x_: '_' in a label becomes '-', the event part as perf prints it");
+	rows[0].range = "my_range-1";	/* a name given by "range load" */
+	check_final(REPORT_CSV, "_-", &run, rows, N_ROWS(rows), both,
+		    "csv: every byte of a longer separator is replaced");
+}
+
 /* ---- -j, final ----------------------------------------------------- */
 
 static void test_json_final(void)
@@ -885,6 +914,7 @@ int main(void)
 	test_csv_final();
 	test_csv_no_clock_two_clocks();
 	test_csv_multiplexed();
+	test_csv_label_separator();
 	test_json_final();
 	test_json_no_clock();
 	test_json_closed_clock();
