@@ -39,23 +39,38 @@ void window_free(struct window *w)
 	free(w);
 }
 
-void window_begin(struct window *w, uint64_t *ranges, size_t n)
+int window_begin(struct window *w, uint64_t *ranges, size_t n)
 {
 	struct window_call *call;
+	struct counter_value *at_begin;
 
+	if (w->depth >= WINDOW_DEPTH_MAX)
+		return -1;
+	if (w->depth == w->stack_cap) {
+		unsigned cap = w->stack_cap ? w->stack_cap * 2 : 4;
+		struct window_call *stack = realloc(w->stack, cap * sizeof(*stack));
+
+		if (!stack)
+			return -1;
+		w->stack = stack;
+		w->stack_cap = cap;
+	}
+	at_begin = calloc(w->nr_views ? w->nr_views : 1, sizeof(*at_begin));
+	if (!at_begin)
+		return -1;
 	if (w->depth == 0) {
 		for (size_t i = 0; i < w->nr_views; i++)
 			view_open(&w->views[i]);
 		clock_gettime(CLOCK_MONOTONIC, &w->opened);
 	}
-	w->stack = realloc(w->stack, (w->depth + 1) * sizeof(*w->stack));
 	call = &w->stack[w->depth++];
-	call->at_begin = calloc(w->nr_views, sizeof(*call->at_begin));
+	call->at_begin = at_begin;
 	for (size_t i = 0; i < w->nr_views; i++)
 		view_value(&w->views[i], &call->at_begin[i]);
 	clock_gettime(CLOCK_MONOTONIC, &call->begun);
 	call->ranges_at_begin = ranges;
 	call->nr_ranges_at_begin = n;
+	return 0;
 }
 
 int window_end(struct window *w, struct window_end_result *result)
