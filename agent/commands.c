@@ -50,12 +50,17 @@ static void commands_window(struct session *s, struct control_channel *ch,
 /* Windows live as long as the run: a client naming a new one per call
  * must not grow the agent without bound. */
 #define WINDOWS_MAX 4096
+/* Begins without an end over all windows: each holds a value per event
+ * and per range view until its end (WINDOW_DEPTH_MAX bounds one window). */
+#define OPEN_CALLS_MAX 4096
 
 static void commands_window_begin(struct session *s, struct control_channel *ch,
 				  const struct ctl_command *cmd)
 {
 	struct window *w = session_window(s, cmd->name, false);
 	char reason[CTL_REPLY_MAX];
+	uint64_t *ranges;
+	size_t nr_ranges;
 
 	if (!w && s->nr_windows >= WINDOWS_MAX) {
 		snprintf(reason, sizeof(reason), "too many windows (at most %d in a run)",
@@ -63,12 +68,27 @@ static void commands_window_begin(struct session *s, struct control_channel *ch,
 		control_reply(ch, false, reason);
 		return;
 	}
-	uint64_t *ranges;
-	size_t nr_ranges;
-
+	if (w && w->depth >= WINDOW_DEPTH_MAX) {
+		snprintf(reason, sizeof(reason), "window '%s' is nested too deep "
+			 "(at most %d begins without an end)", cmd->name, WINDOW_DEPTH_MAX);
+		control_reply(ch, false, reason);
+		return;
+	}
+	if (s->nr_open_calls >= OPEN_CALLS_MAX) {
+		snprintf(reason, sizeof(reason), "too many open windows (at most %d begins "
+			 "without an end, all windows together)", OPEN_CALLS_MAX);
+		control_reply(ch, false, reason);
+		return;
+	}
 	session_ranges_drain(s);
 	ranges = session_ranges_values(s, &nr_ranges);
-	window_begin(w ? w : session_window(s, cmd->name, true), ranges, nr_ranges);
+	if (window_begin(w ? w : session_window(s, cmd->name, true), ranges, nr_ranges)) {
+		free(ranges);
+		snprintf(reason, sizeof(reason), "window '%s': out of memory", cmd->name);
+		control_reply(ch, false, reason);
+		return;
+	}
+	s->nr_open_calls++;
 	control_reply(ch, true, NULL);
 }
 
@@ -86,6 +106,7 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 		control_reply(ch, false, reason);
 		return;
 	}
+	s->nr_open_calls--;
 	session_ranges_drain(s);
 	text = json_report_window_end(s, w, &result);
 	control_reply(ch, true, text);

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <event2/buffer.h>
@@ -16,8 +18,19 @@
 #include "agent/log.h"
 #include "agent/options.h"
 
-/* Replies a silent ack reader may leave unread before they are dropped. */
-#define PENDING_MAX (1024 * 1024)
+/*
+ * Replies waiting for a slow ack reader.  Past PENDING_PAUSE the channel's
+ * commands are no longer read (backpressure: the client's writes block, as
+ * perf stat's own blocking ack write would block it) until the reader has
+ * taken them down to PENDING_RESUME.  One read can still bring up to a few
+ * thousand commands, whose replies are queued whole; past PENDING_MAX
+ * (a last resort, for huge window-end replies) replies are dropped.
+ */
+#define PENDING_PAUSE (64 * 1024)
+#define PENDING_RESUME (16 * 1024)
+#define PENDING_MAX (4 * 1024 * 1024)
+/* Quoted prefix of a partial line discarded at end of input. */
+#define PARTIAL_QUOTE_MAX 64
 
 /*
  * Our own non-blocking description of a user's fd.  Pipes and FIFOs are
@@ -26,46 +39,144 @@
  * reads (bash's "read -u") fail with EAGAIN.  Other kinds (sockets) are
  * duplicated and made non-blocking, which is harmless for them.
  */
-static int reopen_nonblocking(int fd, const char *label)
+/* What kind of file mode is, for messages ("a regular file"). */
+static const char *file_kind(mode_t mode)
 {
-	char path[64];
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device that cannot be polled";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "a file that cannot be polled";
+}
+
+/* Whether the event loop (epoll) can wait on fd: pipes, FIFOs, sockets and
+ * ttys can; regular files, directories and /dev/null cannot. */
+static bool can_poll(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	bool ok;
+
+	if (ep < 0)
+		return true;	/* cannot tell: let the event loop judge */
+	ok = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno != EPERM;
+	close(ep);
+	return ok;
+}
+
+/*
+ * Our own non-blocking description of a user's fd.  Pipes and FIFOs are
+ * reopened through /proc, which creates a new open file description:
+ * setting O_NONBLOCK on the shared one would make the client's own blocking
+ * reads (bash's "read -u") fail with EAGAIN.  The control side is reopened
+ * read-only, so that the agent is not a writer of its own input and sees
+ * end of file when the client's writers are gone.  Other kinds (sockets,
+ * ttys) are duplicated and made non-blocking, which is harmless for them;
+ * a kind the event loop cannot wait on is refused by name.  what is "fd"
+ * or "ack fd".
+ */
+static int reopen_nonblocking(int fd, const char *label, const char *what, bool is_ctl)
+{
+	char path[64], target[200];
 	struct stat st;
 	int flags, nfd = -1;
+	ssize_t n;
 
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fstat(fd, &st) < 0) {
-		log_error("control channel %s: fd %d is not open", label, fd);
+		log_error("control channel %s: %s %d is not open", label, what, fd);
 		return -1;
 	}
-	if (S_ISFIFO(st.st_mode)) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		nfd = open(path, (flags & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode) && !can_poll(fd)) {
+		n = readlink(path, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		log_error("control channel %s: %s %d is %s%s%s%s; %s must be a pipe, FIFO or socket",
+			  label, what, fd, file_kind(st.st_mode), n > 0 ? " (" : "",
+			  target, n > 0 ? ")" : "", is_ctl ? "a control channel" : "an ack channel");
+		return -1;
 	}
+	if (S_ISFIFO(st.st_mode))
+		nfd = open(path, (is_ctl ? O_RDONLY : (flags & O_ACCMODE)) | O_NONBLOCK | O_CLOEXEC);
 	if (nfd < 0) {
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		if (nfd >= 0)
 			fcntl(nfd, F_SETFL, fcntl(nfd, F_GETFL) | O_NONBLOCK);
 	}
 	if (nfd < 0)
-		log_error("control channel %s: cannot use fd %d: %s", label, fd, strerror(errno));
+		log_error("control channel %s: cannot use %s %d: %s", label, what, fd,
+			  strerror(errno));
 	return nfd;
 }
 
-/* A FIFO given by path: no symlinks, must be a FIFO.  Opened read-write so
- * that neither a missing peer blocks the open nor a closing writer ends it. */
-static int open_fifo(const char *path, const char *role)
+/* "root (uid 0)", for messages about owners. */
+static void describe_user(uid_t uid, char *buf, size_t cap)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, cap, "%s (uid %u)", pw->pw_name, (unsigned)uid);
+	else
+		snprintf(buf, cap, "uid %u", (unsigned)uid);
+}
+
+/*
+ * A FIFO another user owns, or one its group or others may write, lets
+ * someone other than the agent's user drive it: stop its workload, load
+ * ranges, read counts, fill its memory.  Refused unless --control-shared.
+ */
+static int check_fifo_owner(const struct stat *st, const char *path, const char *role)
+{
+	char owner[96], self[96];
+	mode_t w = st->st_mode & (S_IWGRP | S_IWOTH);
+
+	if (st->st_uid != geteuid()) {
+		describe_user(st->st_uid, owner, sizeof(owner));
+		describe_user(geteuid(), self, sizeof(self));
+		log_error("refusing %s FIFO '%s': it is owned by %s, not by %s who runs perfgate "
+			  "(use --control-shared to allow it)", role, path, owner, self);
+		return -1;
+	}
+	if (w) {
+		log_error("refusing %s FIFO '%s': its mode %04o lets %s write to it "
+			  "(chmod go-w it, or use --control-shared to allow it)", role, path,
+			  (unsigned)(st->st_mode & 07777),
+			  w == (S_IWGRP | S_IWOTH) ? "its group and others" :
+			  w == S_IWOTH ? "others" : "its group");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A FIFO given by path: no symlinks, must be a FIFO, and (unless shared)
+ * the agent's user's alone.  The control FIFO is opened read-only, so
+ * that the agent sees end of file when its writers are gone; the ack FIFO
+ * read-write, so that a missing reader neither blocks the open nor makes
+ * a write fail.  Both without blocking.
+ */
+static int open_fifo(const char *path, const char *role, bool is_ctl, bool shared)
 {
 	struct stat st, before;
+	bool looked;
 	int fd;
 
 	/* Look before opening: opening a device node can have effects of
 	 * its own (a tape rewinds), so only a FIFO is ever opened. */
-	if (lstat(path, &before) == 0 && !S_ISFIFO(before.st_mode) && !S_ISLNK(before.st_mode)) {
+	looked = lstat(path, &before) == 0;
+	if (looked && !S_ISFIFO(before.st_mode) && !S_ISLNK(before.st_mode)) {
 		log_error("refusing %s FIFO '%s': it is not a FIFO (create one with mkfifo)",
 			  role, path);
 		return -1;
 	}
-	fd = open(path, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (looked && S_ISFIFO(before.st_mode) && !shared &&
+	    check_fifo_owner(&before, path, role))
+		return -1;
+	fd = open(path, (is_ctl ? O_RDONLY : O_RDWR) | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ELOOP)
 			log_error("refusing %s FIFO '%s': it is a symbolic link "
@@ -81,6 +192,15 @@ static int open_fifo(const char *path, const char *role)
 		close(fd);
 		return -1;
 	}
+	/* What was opened is what was looked at, and is still ours. */
+	if ((looked && (st.st_dev != before.st_dev || st.st_ino != before.st_ino)) ||
+	    (!shared && check_fifo_owner(&st, path, role))) {
+		if (looked && (st.st_dev != before.st_dev || st.st_ino != before.st_ino))
+			log_error("refusing %s FIFO '%s': it was replaced while being opened",
+				  role, path);
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -93,6 +213,57 @@ static void control_deliver_line(void *ctx, const char *line, size_t len, bool t
 		ch->on_line(ch->ctx, ch, line, len, too_long);
 }
 
+/*
+ * Every writer went away.  A partial line they left is dropped, with a
+ * warning naming its bytes, never glued to the next writer's command; no
+ * reply is sent for it (it was no command, and the ack reader now may be
+ * the next client, who would take the reply for its own).  A FIFO is
+ * opened again for the next writers: the new description has not seen
+ * them come and go, so it does not report end of file again until other
+ * writers have come and gone.  Any other channel ends here.
+ */
+static void control_on_eof(struct control_channel *ch)
+{
+	char quoted[PARTIAL_QUOTE_MAX + 1], path[64];
+	const char *partial;
+	size_t n = ctl_framer_discard(&ch->framer, &partial);
+	int nfd = -1;
+
+	if (n > 0) {
+		size_t q = n < PARTIAL_QUOTE_MAX ? n : PARTIAL_QUOTE_MAX;
+
+		for (size_t i = 0; i < q; i++)
+			quoted[i] = partial[i] < 0x20 || partial[i] == 0x7f ? '?' : partial[i];
+		quoted[q] = '\0';
+		log_warn("control channel %s: discarded %zu byte%s without a newline when the "
+			 "writer closed: '%s'%s", ch->label, n, n == 1 ? "" : "s", quoted,
+			 n > q ? "..." : "");
+	}
+	event_del(ch->read_event);
+	if (!ch->reopen_at_eof)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", ch->ctl_fd);
+	nfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (nfd < 0) {
+		log_warn("control channel %s: cannot reopen it for the next writer: %s",
+			 ch->label, strerror(errno));
+		return;
+	}
+	/* Opened before the old one is closed: the FIFO keeps a reader. */
+	close(ch->ctl_fd);
+	ch->ctl_fd = nfd;
+	event_assign(ch->read_event, event_get_base(ch->read_event), nfd, EV_READ | EV_PERSIST,
+		     event_get_callback(ch->read_event), ch);
+	if (!ch->paused && !ch->backpressured)
+		event_add(ch->read_event, NULL);
+}
+
+/*
+ * One read per call: a flooding client gets one turn per loop, like every
+ * other channel, and the interval timer and signals (a higher priority)
+ * go first.  A short read emptied the pipe; a second read then tells at
+ * once whether the writers are still there (EAGAIN) or gone (end of file).
+ */
 static void control_on_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct control_channel *ch = arg;
@@ -100,21 +271,17 @@ static void control_on_readable(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	(void)what;
-	while (!ch->paused) {
+	for (int reads = 0; reads < 2 && !ch->paused && !ch->backpressured; reads++) {
 		n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
 			ctl_framer_feed(&ch->framer, buf, (size_t)n, control_deliver_line, ch);
-			/* A short read emptied the pipe: no read just to see EAGAIN. */
-			if ((size_t)n < sizeof(buf))
-				break;
+			if ((size_t)n == sizeof(buf))
+				return;		/* more waits: next turn */
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* End of file: every writer of an fd: channel is gone. */
 		if (n == 0)
-			event_del(ch->read_event);
-		break;
+			control_on_eof(ch);
+		return;
 	}
 }
 
@@ -134,8 +301,15 @@ static void control_on_writable(evutil_socket_t fd, short what, void *arg)
 		control_mark_broken(ch);
 		return;
 	}
-	if (evbuffer_get_length(ch->pending) == 0)
+	if (evbuffer_get_length(ch->pending) == 0) {
 		event_del(ch->write_event);
+		ch->dropping = false;		/* the episode is over */
+	}
+	if (ch->backpressured && evbuffer_get_length(ch->pending) <= PENDING_RESUME) {
+		ch->backpressured = false;
+		if (!ch->paused)
+			event_add(ch->read_event, NULL);
+	}
 }
 
 static int control_start(struct control_channel *ch, struct event_base *base,
@@ -155,6 +329,23 @@ static int control_start(struct control_channel *ch, struct event_base *base,
 	return event_add(ch->read_event, NULL);
 }
 
+/* Remember which file each end is, for control_check_channels. */
+static void control_note_files(struct control_channel *ch)
+{
+	struct stat st;
+
+	if (fstat(ch->ctl_fd, &st) == 0) {
+		ch->ctl_file.dev = st.st_dev;
+		ch->ctl_file.ino = st.st_ino;
+		ch->ctl_file.is_pipe = S_ISFIFO(st.st_mode);
+	}
+	if (ch->ack_fd >= 0 && fstat(ch->ack_fd, &st) == 0) {
+		ch->ack_file.dev = st.st_dev;
+		ch->ack_file.ino = st.st_ino;
+		ch->ack_file.is_pipe = S_ISFIFO(st.st_mode);
+	}
+}
+
 int control_open(struct control_channel *ch, const struct control_spec *spec,
 		 struct event_base *base, control_line_fn on_line, void *ctx)
 {
@@ -162,20 +353,65 @@ int control_open(struct control_channel *ch, const struct control_spec *spec,
 	ch->ctl_fd = ch->ack_fd = -1;
 	if (spec->is_fifo) {
 		snprintf(ch->label, sizeof(ch->label), "fifo:%s", spec->ctl_path);
-		ch->ctl_fd = open_fifo(spec->ctl_path, "control");
+		snprintf(ch->ctl_name, sizeof(ch->ctl_name), "FIFO '%s'", spec->ctl_path);
+		snprintf(ch->ack_name, sizeof(ch->ack_name), "FIFO '%s'",
+			 spec->ack_path ? spec->ack_path : "");
+		ch->ctl_fd = open_fifo(spec->ctl_path, "control", true, spec->shared);
 		if (ch->ctl_fd >= 0 && spec->ack_path)
-			ch->ack_fd = open_fifo(spec->ack_path, "ack");
+			ch->ack_fd = open_fifo(spec->ack_path, "ack", false, spec->shared);
 		if (ch->ctl_fd < 0 || (spec->ack_path && ch->ack_fd < 0))
 			return -1;
 	} else {
 		snprintf(ch->label, sizeof(ch->label), "fd:%d", spec->ctl_fd);
-		ch->ctl_fd = reopen_nonblocking(spec->ctl_fd, ch->label);
+		snprintf(ch->ctl_name, sizeof(ch->ctl_name), "fd %d", spec->ctl_fd);
+		snprintf(ch->ack_name, sizeof(ch->ack_name), "fd %d", spec->ack_fd);
+		ch->ctl_fd = reopen_nonblocking(spec->ctl_fd, ch->label, "fd", true);
 		if (ch->ctl_fd >= 0 && spec->ack_fd >= 0)
-			ch->ack_fd = reopen_nonblocking(spec->ack_fd, ch->label);
+			ch->ack_fd = reopen_nonblocking(spec->ack_fd, ch->label, "ack fd", false);
 		if (ch->ctl_fd < 0 || (spec->ack_fd >= 0 && ch->ack_fd < 0))
 			return -1;
 	}
+	control_note_files(ch);
+	/* A FIFO or a pipe whose writers all left is reopened for the next. */
+	ch->reopen_at_eof = ch->ctl_file.is_pipe;
 	return control_start(ch, base, on_line, ctx);
+}
+
+static bool same_file(const struct control_file *a, const struct control_file *b)
+{
+	return a->ino && a->dev == b->dev && a->ino == b->ino;
+}
+
+int control_check_channels(const struct control_channel *chs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct control_channel *a = &chs[i];
+
+		for (size_t j = 0; j < n; j++) {
+			const struct control_channel *b = &chs[j];
+
+			/* A socket is two-way: one for both is a normal socketpair. */
+			if (a->ack_fd >= 0 && a->ack_file.is_pipe && same_file(&a->ack_file, &b->ctl_file)) {
+				if (i == j)
+					log_error("control channel %s: the control and ack %s are the "
+						  "same pipe; every reply would be read back as a "
+						  "command", a->label,
+						  a->ctl_name[0] == 'F' ? "FIFOs" : "fds");
+				else
+					log_error("control channel %s: its ack %s is the control "
+						  "channel %s; every reply would be read back as a "
+						  "command", a->label, a->ack_name, b->label);
+				return -1;
+			}
+			if (j > i && same_file(&a->ctl_file, &b->ctl_file)) {
+				log_error("control channels %s and %s read the same %s; each "
+					  "command would go to one of them at random", a->label,
+					  b->label, a->ctl_file.is_pipe ? "pipe" : "file");
+				return -1;
+			}
+		}
+	}
+	return 0;
 }
 
 int control_open_fds(struct control_channel *ch, int ctl_fd, int ack_fd, const char *label,
@@ -188,23 +424,32 @@ int control_open_fds(struct control_channel *ch, int ctl_fd, int ack_fd, const c
 	fcntl(ctl_fd, F_SETFL, fcntl(ctl_fd, F_GETFL) | O_NONBLOCK);
 	if (ack_fd >= 0)
 		fcntl(ack_fd, F_SETFL, fcntl(ack_fd, F_GETFL) | O_NONBLOCK);
+	control_note_files(ch);
 	return control_start(ch, base, on_line, ctx);
 }
 
-/* Queue what write() did not take; a reader that never reads loses
- * replies past PENDING_MAX rather than growing the agent without bound. */
+/*
+ * Queue what write() did not take.  Past PENDING_PAUSE the channel stops
+ * being read until its reader catches up (control_on_writable); a reader
+ * that never reads thus costs at most about PENDING_PAUSE plus one read's
+ * replies.  Past PENDING_MAX replies are dropped, with one warning per
+ * episode (until the queue has drained).
+ */
 static void control_queue(struct control_channel *ch, const char *bytes, size_t n)
 {
 	if (evbuffer_get_length(ch->pending) + n > PENDING_MAX) {
 		if (!ch->dropping)
-			log_warn("control channel %s: ack reader is not reading; dropping replies",
-				 ch->label);
+			log_warn("control channel %s: ack reader is not reading; dropping replies "
+				 "(over %d bytes unread)", ch->label, PENDING_MAX);
 		ch->dropping = true;
 		return;
 	}
-	ch->dropping = false;
 	evbuffer_add(ch->pending, bytes, n);
 	event_add(ch->write_event, NULL);
+	if (!ch->backpressured && evbuffer_get_length(ch->pending) > PENDING_PAUSE) {
+		ch->backpressured = true;
+		event_del(ch->read_event);
+	}
 }
 
 void control_reply(struct control_channel *ch, bool ok, const char *text)
@@ -228,6 +473,8 @@ void control_reply(struct control_channel *ch, bool ok, const char *text)
 		written = write(ch->ack_fd, reply, n);
 		if (written < 0 && errno != EAGAIN && errno != EINTR) {
 			control_mark_broken(ch);	/* EPIPE: nobody will read it */
+			if (reply != small)
+				free(reply);
 			return;
 		}
 		if (written < 0)

@@ -4,10 +4,14 @@
  *
  * Channels come from --control fd:/fifo: (or --ctl-fd).  The agent works on
  * its own non-blocking file descriptions of the user's fds, so a client's
- * blocking reads are not disturbed; FIFOs are opened read-write so that a
- * writer closing its end does not end the channel; an ack reader that goes
- * away costs neither a SIGPIPE nor a blocked agent (replies wait in a
- * bounded buffer, or are dropped once nobody can read them).
+ * blocking reads are not disturbed.  The control side of a FIFO is read
+ * read-only: when its last writer closes, a partial line it left is
+ * dropped with a warning (never glued to the next writer's command) and
+ * the FIFO is reopened for the next writers.  Each channel is served one
+ * read per turn of the event loop, so none can starve the others or the
+ * interval timer; an ack reader that does not read stops its channel
+ * being read (backpressure) and costs neither a SIGPIPE nor a blocked
+ * agent.
  *
  * The bytes are framed into lines by proto/; what a line means is the
  * session's business (the on_line callback).
@@ -29,13 +33,23 @@ struct control_channel;
 typedef void (*control_line_fn)(void *ctx, struct control_channel *ch,
 				const char *line, size_t len, bool too_long);
 
+/* Which file one end of a channel is (ino 0: unknown). */
+struct control_file {
+	unsigned long long dev, ino;
+	bool is_pipe;			/* a pipe or FIFO: one-way */
+};
+
 struct control_channel {
 	char label[256];		/* "fifo:/path" or "fd:3", for messages */
+	char ctl_name[280], ack_name[280];	/* "FIFO '/path'" or "fd 3" */
 	int ctl_fd, ack_fd;		/* our own descriptions; ack_fd -1 when none */
+	struct control_file ctl_file, ack_file;
 	struct ctl_framer framer;
 	struct event *read_event, *write_event;
 	struct evbuffer *pending;	/* replies the ack fd could not take yet */
+	bool reopen_at_eof;		/* a FIFO: its next writers may come */
 	bool ack_broken;		/* the ack reader went away */
+	bool backpressured;		/* too many replies unread: not reading */
 	bool dropping;			/* replies are being dropped (warned once) */
 	bool paused;			/* "stop" was served: read nothing more */
 	control_line_fn on_line;
@@ -46,6 +60,10 @@ struct control_channel {
  * error naming the path or fd and returns -1 on failure. */
 int control_open(struct control_channel *ch, const struct control_spec *spec,
 		 struct event_base *base, control_line_fn on_line, void *ctx);
+/* Refuse channels that would feed on each other: a pipe or FIFO that is
+ * both a control and an ack end (replies read back as commands), or one
+ * control pipe read by two channels.  Prints the error; returns -1. */
+int control_check_channels(const struct control_channel *chs, size_t n);
 /* Open a channel on fds the agent created itself (taken over). */
 int control_open_fds(struct control_channel *ch, int ctl_fd, int ack_fd, const char *label,
 		     struct event_base *base, control_line_fn on_line, void *ctx);

@@ -21,6 +21,7 @@ enum {
 	OPT_CONTROL,
 	OPT_CTL_FD,
 	OPT_CTL_FD_ACK,
+	OPT_CONTROL_SHARED,
 	OPT_INTERVAL_COUNT,
 	OPT_LOG_FD,
 	OPT_APPEND,
@@ -47,6 +48,7 @@ static const struct option long_options[] = {
 	{ "control",		required_argument, NULL, OPT_CONTROL },
 	{ "ctl-fd",		required_argument, NULL, OPT_CTL_FD },
 	{ "ctl-fd-ack",		required_argument, NULL, OPT_CTL_FD_ACK },
+	{ "control-shared",	no_argument,	   NULL, OPT_CONTROL_SHARED },
 	{ "interval-print",	required_argument, NULL, 'I' },
 	{ "interval-count",	required_argument, NULL, OPT_INTERVAL_COUNT },
 	{ "field-separator",	required_argument, NULL, 'x' },
@@ -82,6 +84,8 @@ static const char usage_text[] =
 "      --control fd:CTL[,ACK] | fifo:CTL[,ACK]\n"
 "                             control channel (repeatable)\n"
 "      --ctl-fd N --ctl-fd-ack M  the same, as spelled by perf's first patch set\n"
+"      --control-shared       accept control FIFOs owned by another user or\n"
+"                             writable by group or others\n"
 "  -I, --interval-print MS    print counts every MS ms\n"
 "      --interval-count N     stop after N intervals\n"
 "  -x, --field-separator SEP  CSV-style output with SEP between fields\n"
@@ -305,6 +309,7 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_CONTROL: return add_control(opts, arg);
 	case OPT_CTL_FD: return parse_fd("--ctl-fd", arg, &seed_control(opts)->ctl_fd);
 	case OPT_CTL_FD_ACK: return parse_fd("--ctl-fd-ack", arg, &seed_control(opts)->ack_fd);
+	case OPT_CONTROL_SHARED: opts->control_shared = true; return 0;
 	/* As perf 6.1: any period of 1 ms or more, and 0 for none. */
 	case 'I': return parse_long("-I", arg, 0, INT_MAX, &opts->interval_ms);
 	case OPT_INTERVAL_COUNT:
@@ -334,6 +339,7 @@ static int options_check(struct options *opts)
 			log_error("--ctl-fd-ack needs --ctl-fd");
 			return -1;
 		}
+		c->shared = opts->control_shared;
 	}
 	if (opts->interval_count && !opts->interval_ms) {
 		log_error("--interval-count needs -I");

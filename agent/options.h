@@ -18,6 +18,7 @@ struct control_spec {
 	int ctl_fd, ack_fd;		/* fd: form; ack_fd -1 when absent */
 	char *ctl_path, *ack_path;	/* fifo: form; ack_path NULL when absent */
 	bool seed_spelling;		/* built by --ctl-fd/--ctl-fd-ack */
+	bool shared;			/* --control-shared: other users' FIFOs allowed */
 };
 
 /* One event as the user wrote it in -e, with the --filter that follows it. */
@@ -45,6 +46,7 @@ struct options {
 	long delay_ms;		/* -D: 0 none, -1 start disabled */
 	struct control_spec *controls;
 	size_t nr_controls;
+	bool control_shared;	/* --control-shared */
 
 	long interval_ms;	/* -I, 0 when absent */
 	long interval_count;	/* --interval-count, 0 when absent */

@@ -127,7 +127,10 @@ int session_init(struct session *s, const struct options *opts)
 	if (session_resolve_events(s) || session_open_output(s))
 		return -1;
 	s->base = event_base_new();
-	if (!s->base) {
+	/* Two priorities: signals and timers (priority 0) are served
+	 * before any channel or ring buffer (the default, 1), so a flooding
+	 * client cannot delay the interval lines or the end of the run. */
+	if (!s->base || event_base_priority_init(s->base, 2)) {
 		log_error("cannot create the event loop");
 		return -1;
 	}
@@ -194,7 +197,7 @@ static int session_open_channels(struct session *s)
 		s->nr_channels++;
 		s->workload_ctl_fd = s->workload_ack_fd = -1;	/* the channel owns them */
 	}
-	return 0;
+	return control_check_channels(s->channels, s->nr_channels);
 }
 
 /*
@@ -295,7 +298,8 @@ static int session_add_timers(struct session *s)
 	s->signal_events = calloc(nr, sizeof(*s->signal_events));
 	for (size_t i = 0; i < nr; i++) {
 		s->signal_events[i] = evsignal_new(s->base, signals[i], on_signal, s);
-		if (!s->signal_events[i] || event_add(s->signal_events[i], NULL))
+		if (!s->signal_events[i] || event_priority_set(s->signal_events[i], 0) ||
+		    event_add(s->signal_events[i], NULL))
 			return -1;
 		s->nr_signal_events = i + 1;
 	}
@@ -303,12 +307,14 @@ static int session_add_timers(struct session *s)
 		struct timeval tv = { opts->interval_ms / 1000, (opts->interval_ms % 1000) * 1000 };
 
 		s->interval_timer = event_new(s->base, -1, EV_PERSIST, on_interval, s);
+		event_priority_set(s->interval_timer, 0);
 		event_add(s->interval_timer, &tv);
 	}
 	if (opts->delay_ms > 0) {
 		struct timeval tv = { opts->delay_ms / 1000, (opts->delay_ms % 1000) * 1000 };
 
 		s->delay_timer = evtimer_new(s->base, on_delay_elapsed, s);
+		event_priority_set(s->delay_timer, 0);
 		event_add(s->delay_timer, &tv);
 	}
 	return 0;

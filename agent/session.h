@@ -40,6 +40,7 @@ struct session {
 
 	struct window **windows;	/* named windows, in order of first begin */
 	size_t nr_windows;
+	size_t nr_open_calls;		/* begins without an end, all windows */
 
 	struct control_channel *channels;
 	size_t nr_channels;

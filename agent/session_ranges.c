@@ -178,6 +178,25 @@ static void runtime_roots(struct session *s, struct tid_list *list, struct tid_l
 	free(startup);
 }
 
+/*
+ * A loaded range set holds about ten fds per CPU and, with the sample
+ * backend, -m pages of ring buffer per CPU (8 MiB on two CPUs at the
+ * default -m): a client must not load without bound.  An unloaded set
+ * gives those back but keeps its totals (and its name) for the report,
+ * so sets over the whole run are bounded too.
+ */
+#define RANGE_SETS_LOADED_MAX 16
+#define RANGE_SETS_RUN_MAX 256
+
+static size_t loaded_sets(const struct session *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_range_sets; i++)
+		n += s->range_sets[i]->name && !s->range_sets[i]->unloaded;
+	return n;
+}
+
 static struct range_set *find_set(struct session *s, const char *name)
 {
 	for (size_t i = 0; i < s->nr_range_sets; i++)
@@ -212,6 +231,12 @@ int session_ranges_load(struct session *s, const char *name, const char *text,
 		return snprintf(reason, cap, find_set(s, name)->unloaded ?
 				"range '%s' was unloaded; its totals keep the name (choose another)" :
 				"range '%s' is already loaded", name), -1;
+	if (loaded_sets(s) >= RANGE_SETS_LOADED_MAX)
+		return snprintf(reason, cap, "too many loaded range sets (at most %d; "
+				"unload one first)", RANGE_SETS_LOADED_MAX), -1;
+	if (s->nr_range_sets >= RANGE_SETS_RUN_MAX)
+		return snprintf(reason, cap, "too many range sets in a run (at most %d, "
+				"unloaded ones included)", RANGE_SETS_RUN_MAX), -1;
 	specs = calloc(1, sizeof(*specs));
 	specs[0] = range_parse(text, &rerr);
 	if (!specs[0]) {

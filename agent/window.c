@@ -129,15 +129,29 @@ double window_call_quantile(const struct window *w, size_t view, double q)
 	return result;
 }
 
-void window_begin(struct window *w, uint64_t *ranges, size_t n)
+int window_begin(struct window *w, uint64_t *ranges, size_t n)
 {
 	struct window_call *call;
+	struct counter_value *at_begin;
 
 	bool opening = w->depth == 0;
 
-	w->stack = realloc(w->stack, (w->depth + 1) * sizeof(*w->stack));
+	if (w->depth >= WINDOW_DEPTH_MAX)
+		return -1;
+	if (w->depth == w->stack_cap) {
+		unsigned cap = w->stack_cap ? w->stack_cap * 2 : 4;
+		struct window_call *stack = realloc(w->stack, cap * sizeof(*stack));
+
+		if (!stack)
+			return -1;
+		w->stack = stack;
+		w->stack_cap = cap;
+	}
+	at_begin = calloc(w->nr_views ? w->nr_views : 1, sizeof(*at_begin));
+	if (!at_begin)
+		return -1;
 	call = &w->stack[w->depth++];
-	call->at_begin = calloc(w->nr_views, sizeof(*call->at_begin));
+	call->at_begin = at_begin;
 	for (size_t i = 0; i < w->nr_views; i++) {
 		/*
 		 * The call starts where the gate opens: the value at that
@@ -157,6 +171,7 @@ void window_begin(struct window *w, uint64_t *ranges, size_t n)
 		w->opened = call->begun;
 	call->ranges_at_begin = ranges;
 	call->nr_ranges_at_begin = n;
+	return 0;
 }
 
 int window_end(struct window *w, struct window_end_result *result)

@@ -19,6 +19,11 @@
 #include "agent/view.h"
 #include "proto/ctl_proto.h"
 
+/* Begins without an end one window may hold: each costs memory (a value
+ * per event and per range view), and a client must not grow the agent
+ * without bound by beginning one name forever. */
+#define WINDOW_DEPTH_MAX 1024
+
 struct window_call {
 	struct counter_value *at_begin;	/* each view's value at this begin */
 	struct timespec begun;
@@ -48,6 +53,7 @@ struct window {
 	uint64_t open_ns;		/* wall time with depth > 0, closed periods */
 	struct timespec opened;		/* when depth went 0 -> 1 */
 	struct window_call *stack;	/* open calls, innermost last */
+	unsigned stack_cap;		/* calls stack has room for */
 	unsigned open_at_finish;	/* begins without an end when the run ended */
 	struct stats *call_stats;	/* per view: its calls' counts (exact, Welford) */
 	struct stats time_stats;	/* the calls' wall times */
@@ -68,8 +74,9 @@ struct window *window_new(const char *name, struct counter *counters, size_t nr,
 void window_free(struct window *w);
 /* Open a call.  ranges (n values, taken over; may be NULL) are the range
  * views' values at this begin, handed back by window_end for the call's
- * range deltas. */
-void window_begin(struct window *w, uint64_t *ranges, size_t n);
+ * range deltas.  Returns -1 (ranges not taken) when the window already
+ * holds WINDOW_DEPTH_MAX begins without an end, or memory is short. */
+int window_begin(struct window *w, uint64_t *ranges, size_t n);
 /* -1 when the window is not open. */
 int window_end(struct window *w, struct window_end_result *result);
 /* The run is over: close the gate, keep the counts; begins without an end

@@ -85,6 +85,16 @@ void ctl_framer_feed(struct ctl_framer *framer, const char *data, size_t n,
 	}
 }
 
+size_t ctl_framer_discard(struct ctl_framer *framer, const char **partial)
+{
+	size_t len = framer->discarding ? 0 : framer->len;
+
+	*partial = framer->line;
+	framer->len = 0;
+	framer->discarding = false;
+	return len;
+}
+
 /* ---- parsing helpers ---------------------------------------------------- */
 
 /*

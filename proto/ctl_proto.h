@@ -53,6 +53,14 @@ void ctl_framer_init(struct ctl_framer *framer);
 /* Feed n bytes (any split); calls on_line for every line they complete. */
 void ctl_framer_feed(struct ctl_framer *framer, const char *data, size_t n,
 		     ctl_line_fn on_line, void *ctx);
+/*
+ * End of input (every writer went away): forget the unterminated line, if
+ * any, so that it is never glued to what the next writer sends.  Returns
+ * its length and points *partial at its bytes (valid until the next feed),
+ * or returns 0 when there was none.  The tail of a line already reported
+ * as too long is forgotten too, and not returned: it was answered.
+ */
+size_t ctl_framer_discard(struct ctl_framer *framer, const char **partial);
 
 /* ---- commands ----------------------------------------------------------- */
 

@@ -215,6 +215,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	model_feed(data, size, &m);
 	CHECK(a.lines == b.lines && a.digest == b.digest);
 	CHECK(a.lines == m.lines && a.digest == m.digest);
+	/* End of input: both framers hand back the same partial line, and
+	 * start afresh (a terminator then delivers an empty line). */
+	{
+		const char *pa, *pb;
+		size_t na = ctl_framer_discard(&whole, &pa);
+		size_t nb = ctl_framer_discard(&split, &pb);
+		struct pass e = a;
+
+		CHECK(na == nb && na <= CTL_LINE_MAX && memcmp(pa, pb, na) == 0);
+		ctl_framer_feed(&whole, "\n", 1, on_line, &e);
+		CHECK(e.lines == a.lines + 1 && whole.len == 0 && !whole.discarding);
+	}
 	/* The parser on its own also sees NULs; replies see control bytes. */
 	answer((const char *)data, size < CTL_LINE_MAX ? size : CTL_LINE_MAX, false, 64);
 	reply_raw(data, size);

@@ -114,6 +114,46 @@ static void test_framing_split_state(void)
 	is_int(rec.count, 3, "init drops a partial line");
 }
 
+/* End of input: a partial line is handed back once and never glued on. */
+static void test_framing_discard(void)
+{
+	static char big[CTL_LINE_MAX + 10];
+	struct ctl_framer fr;
+	const char *partial;
+	size_t n;
+
+	memset(&rec, 0, sizeof(rec));
+	ctl_framer_init(&fr);
+	ctl_framer_feed(&fr, "window begin doomed", 19, on_line, &rec);
+	n = ctl_framer_discard(&fr, &partial);
+	is_int((long long)n, 19, "discard: the partial line's length");
+	ok(n == 19 && memcmp(partial, "window begin doomed", 19) == 0,
+	   "discard: the partial line's bytes");
+	ctl_framer_feed(&fr, "ping\n", 5, on_line, &rec);
+	is_int(rec.count, 1, "after discard: one line");
+	is_str(rec.got[0].line, "ping", "after discard: the next writer's line alone");
+
+	is_int((long long)ctl_framer_discard(&fr, &partial), 0,
+	       "discard after a whole line: nothing");
+	ctl_framer_feed(&fr, "ping\nsto", 8, on_line, &rec);
+	is_int((long long)ctl_framer_discard(&fr, &partial), 3,
+	       "discard: only the bytes after the last terminator");
+	ok(memcmp(partial, "sto", 3) == 0, "discard: the tail of a feed");
+
+	/* The tail of a too-long line was answered already: not handed back,
+	 * and its end is not waited for by the next writer's first line. */
+	memset(&rec, 0, sizeof(rec));
+	memset(big, 'x', sizeof(big));
+	ctl_framer_feed(&fr, big, sizeof(big), on_line, &rec);
+	is_int(rec.count, 1, "too long before end of input: reported once");
+	is_int((long long)ctl_framer_discard(&fr, &partial), 0,
+	       "discard in a too-long line: nothing handed back");
+	ctl_framer_feed(&fr, "ping\n", 5, on_line, &rec);
+	is_int(rec.count, 2, "after a too-long line's discard: the next line is delivered");
+	ok(!rec.got[1].too_long && strcmp(rec.got[1].line, "ping") == 0,
+	   "after a too-long line's discard: 'ping' whole");
+}
+
 /* n 'a' bytes followed by tail (which may hold NULs: its size is taken). */
 static size_t long_line(char *buf, size_t n, const char *tail, size_t tail_len)
 {
@@ -442,6 +482,7 @@ int main(void)
 	test_framing_basic();
 	test_framing_terminators();
 	test_framing_split_state();
+	test_framing_discard();
 	test_framing_limits();
 	test_framing_huge();
 	test_parse_simple();

@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# faults-control.bats: control channels under misuse (issue 8) -- clients
+# that die mid-command, flood, grow the agent, or channels that belong to
+# someone else or feed on themselves.  Each test is one class of fault;
+# every refusal and every limit is checked by its exact text
+# (docs/perfgate.1, docs/perfgate-protocol.7).
+#
+# Synchronisation is by replies, by the agent's own warnings, or by FIFOs;
+# every wait is bounded.  No test depends on a quiet machine: the flood
+# test asserts only loose shares, never a latency.
+
+load helpers
+
+setup() {
+	common_setup
+	chan ch
+	CTL=$T/ch.ctl
+	ACK=$T/ch.ack
+	mkfifos end
+}
+
+# serve [OPTIONS...]: the agent on channel ch (and OPTIONS), counting the
+# marker's 5 getppid() calls; the marker blocks until released, exits 7.
+serve() {
+	pg_bg -x, --control "fifo:$CTL,$ACK" "$@" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+}
+
+finish() {
+	release end
+	pg_wait
+	expect_status 7
+	expect_value "$GETPPID" 5
+}
+
+# wait_err TEXT: block until the agent's stderr holds the line TEXT.
+wait_err() {
+	timeout "$PG_TIMEOUT" bash -c 'until grep -qxF -- "$1" "$2"; do sleep 0.02; done' \
+		_ "$1" "$T/err" || { show_run; fail "no line '$1' on the agent's stderr"; }
+}
+
+# refused TEXT: the run failed at start-up (255) with exactly the error
+# line TEXT, and the workload never ran.
+refused() {
+	expect_status 255
+	grep -qxF -- "$1" "$T/err" || { show_run; fail "expected the line: $1"; }
+	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
+}
+
+# batch FILE ACKS ERR: write FILE's commands on ch (in the background:
+# the agent may make the writer wait for its replies to be read; teardown
+# ends a writer left waiting), and read what must come back, ACKS bare acks
+# then the one line ERR, into $T/replies (one reply a line, NULs dropped).
+# Read by size in one process: a bash loop over thousands of replies is
+# slow under bats.
+batch() {
+	cat "$1" >&"$CTL_FD" &
+	BG_PIDS+=($!)
+	timeout "$PG_TIMEOUT" head -c $(($2 * 5 + ${#3} + 2)) <&"$ACK_FD" | tr -d '\0' >"$T/replies" ||
+		fail "fewer reply bytes than $2 acks and '$3' (agent alive: $(agent_alive))"
+	[ "$(grep -c '^ack$' "$T/replies")" = "$2" ] || { cat "$T/replies" | sort | uniq -c; fail "not $2 acks"; }
+	[ "$(tail -n 1 "$T/replies")" = "$3" ] || fail "last reply: got '$(tail -n 1 "$T/replies")'"
+}
+
+# ---- 4: a partial line from a dead writer --------------------------------
+
+@test "a writer killed mid-command: its partial line is reported and not glued to the next command" {
+	mkfifos w.ctl
+	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	# Half a command, no newline, then the writer is killed.
+	run timeout 5 bash -c 'printf "window begin doomed" >"$1"; kill -KILL $$' _ "$T/w.ctl"
+	[ "$status" = 137 ] || fail "the writer was not killed (status $status)"
+	# The agent saw the writer go and says what it dropped ...
+	wait_err "perfgate: warning: control channel fifo:$T/w.ctl: discarded 19 bytes without a newline when the writer closed: 'window begin doomed'"
+	# ... so the next writer's command stands alone.
+	timeout 5 bash -c 'printf "ping\n" >"$1"' _ "$T/w.ctl"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "ping: got '$REPLY_LINE'"
+	timeout 5 bash -c 'printf "window end doomedping\n" >"$1"' _ "$T/w.ctl"
+	reply
+	[ "$REPLY_LINE" = "err window 'doomedping' is not open" ] ||
+		fail "a glued window was opened: got '$REPLY_LINE'"
+	finish
+	! grep -q doomedping "$T/err" || { show_run; fail "a window 'doomedping' is in the report"; }
+}
+
+@test "an fd: pipe whose writer exits mid-command: the partial line is reported, no window opened" {
+	local p
+	# The only writer of this pipe writes half a command and exits.
+	exec {p}< <(printf 'window begin doomed')
+	pg_bg -x, --control "fd:$p" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	exec {p}<&-
+	wait_err "perfgate: warning: control channel fd:$p: discarded 19 bytes without a newline when the writer closed: 'window begin doomed'"
+	finish
+	# The warning is the only mention: no window 'doomed' in the report.
+	[ "$(grep -c doomed "$T/err")" = 1 ] || { show_run; fail "a window 'doomed' was opened"; }
+}
+
+# ---- 5: one channel cannot starve the others ------------------------------
+
+@test "a flooding channel: another channel and the interval lines keep their share" {
+	chan two CTL2 ACK2
+	pg_bg -x, -I 100 --control "fifo:$CTL,$ACK" --control "fifo:$T/two.ctl,$T/two.ack" \
+		-e "$GETPPID" -- "$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	expect_reply ping ack
+	# Channel ch floods, and its acks are read as fast as they come.
+	yes ping >&"$CTL_FD" &
+	BG_PIDS+=($!)
+	cat <&"$ACK_FD" >"$T/flood.acks" &
+	BG_PIDS+=($!)
+	# Channel two is answered all along, until 20 interval lines are out.
+	local pings=0 lines=0
+	while [ "$lines" -lt 20 ]; do
+		expect_reply_on "$CTL2" "$ACK2" ping ack
+		pings=$((pings + 1))
+		lines=$(grep -c "^ *[0-9.]*,.*$GETPPID" "$T/err" || true)
+		[ "$pings" -lt 1000000 ] || fail "no interval lines after $pings pings"
+	done
+	for pid in "${BG_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+	# The flood was real: thousands of its pings were answered meanwhile.
+	flood=$(($(stat -c %s "$T/flood.acks") / 5))
+	[ "$flood" -ge 1000 ] || fail "only $flood flood pings answered: not a flood"
+	# Interval lines kept coming: at least half of one per 100 ms, by
+	# their own timestamps (loose: the machine may be busy).
+	last=$(grep "^ *[0-9.]*,.*$GETPPID" "$T/err" | tail -n 1 | cut -d, -f1 | tr -d ' ')
+	awk -v n="$lines" -v t="$last" 'BEGIN { exit !(n >= 0.5 * t * 10) }' ||
+		fail "$lines interval lines in ${last}s (flood: $flood, pings on two: $pings)"
+	echo "# $lines interval lines in ${last}s; $pings pings on two, $flood flood pings" >&3
+	release end
+	pg_wait
+	expect_status 7
+}
+
+@test "an ack reader that stops reading: its channel waits, no reply is dropped, others are served" {
+	chan two CTL2 ACK2
+	serve --control "fifo:$T/two.ctl,$T/two.ack"
+	expect_reply ping ack
+	# 50000 pings (250 KB of acks) while nobody reads ch.ack.
+	yes ping | head -n 50000 >"$T/pings"
+	cat "$T/pings" >&"$CTL_FD" &
+	local writer=$!
+	BG_PIDS+=("$writer")
+	# The agent is not blocked: the other channel is served meanwhile.
+	expect_reply_on "$CTL2" "$ACK2" ping ack
+	# Reading ch.ack now lets the writer finish: every ack is there.
+	got=$(timeout "$PG_TIMEOUT" head -c 250000 <&"$ACK_FD" | tr -d '\0' | grep -c '^ack$')
+	[ "$got" = 50000 ] || fail "read $got of 50000 acks"
+	timeout "$PG_TIMEOUT" tail --pid="$writer" -f /dev/null ||
+		fail "the writer is still waiting after every ack was read"
+	wait "$writer" || fail "the writer failed (status $?)"
+	expect_reply ping ack
+	finish
+	! grep -q "dropping replies" "$T/err" || { show_run; fail "replies were dropped"; }
+}
+
+# ---- 6: what a client can grow is bounded ---------------------------------
+
+@test "window nesting is capped: err names the limit, an end makes room again" {
+	serve
+	yes "window begin deep" | head -n 1025 >"$T/cmds"
+	batch "$T/cmds" 1024 "err window 'deep' is nested too deep (at most 1024 begins without an end)"
+	cmd "window end deep"
+	[[ $REPLY_LINE == "ack {"* ]] || fail "window end: got '$REPLY_LINE'"
+	expect_reply "window begin deep" ack
+	expect_reply "window begin deep" "err window 'deep' is nested too deep (at most 1024 begins without an end)"
+	finish
+}
+
+@test "open windows over all names are capped: err names the limit" {
+	serve
+	local i
+	for i in $(seq 1 4); do yes "window begin w$i" | head -n 1024; done >"$T/cmds"
+	echo "window begin w5" >>"$T/cmds"
+	batch "$T/cmds" 4096 "err too many open windows (at most 4096 begins without an end, all windows together)"
+	cmd "window end w3"
+	[[ $REPLY_LINE == "ack {"* ]] || fail "window end: got '$REPLY_LINE'"
+	expect_reply "window begin w5" ack
+	finish
+}
+
+@test "loaded range sets are capped: err names the limit, an unload makes room" {
+	# The cap does not depend on the backend; the sample backend with one
+	# page loads fastest.
+	serve --range-backend sample -m 1
+	local i gate=syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid
+	for i in $(seq 1 16); do
+		expect_reply "range load r$i = $WRITE@$gate" ack
+	done
+	expect_reply "range load r17 = $WRITE@$gate" \
+		"err too many loaded range sets (at most 16; unload one first)"
+	expect_reply "range unload r1" ack
+	expect_reply "range load r17 = $WRITE@$gate" ack
+	finish
+}
+
+# ---- 7a: channels other users could drive ---------------------------------
+
+@test "a FIFO owned by another user, or that group/others can write, is refused; --control-shared allows it" {
+	mkfifos theirs.ctl open.ctl grp.ack
+	chown nobody "$T/theirs.ctl"
+	chmod 666 "$T/open.ctl"
+	chmod 620 "$T/grp.ack"
+	pg -x, --control "fifo:$T/theirs.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: refusing control FIFO '$T/theirs.ctl': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
+	pg -x, --control "fifo:$T/open.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: refusing control FIFO '$T/open.ctl': its mode 0666 lets its group and others write to it (chmod go-w it, or use --control-shared to allow it)"
+	pg -x, --control "fifo:$CTL,$T/grp.ack" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: refusing ack FIFO '$T/grp.ack': its mode 0620 lets its group write to it (chmod go-w it, or use --control-shared to allow it)"
+	# Sharing on purpose: accepted, and served.
+	local c
+	open_rw c "$T/open.ctl"
+	pg_bg -x, --control-shared --control "fifo:$T/open.ctl,$ACK" \
+		--control "fifo:$T/theirs.ctl" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	expect_reply_on "$c" "$ACK_FD" ping ack
+	finish
+}
+
+# ---- 9a: a channel that feeds on itself ----------------------------------
+
+@test "the same FIFO or pipe as control and ack is refused at start-up" {
+	pg -x, --control "fifo:$CTL,$CTL" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: control channel fifo:$CTL: the control and ack FIFOs are the same pipe; every reply would be read back as a command"
+	# Another name for the same FIFO (a hard link).
+	ln "$CTL" "$T/alias"
+	pg -x, --control "fifo:$CTL,$T/alias" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: control channel fifo:$CTL: the control and ack FIFOs are the same pipe; every reply would be read back as a command"
+	pg -x, --control "fd:$CTL_FD,$CTL_FD" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: control channel fd:$CTL_FD: the control and ack fds are the same pipe; every reply would be read back as a command"
+	# One channel's acks into another's commands.
+	chan two CTL2 ACK2
+	pg -x, --control "fifo:$CTL,$T/two.ctl" --control "fifo:$T/two.ctl,$ACK" \
+		-e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: control channel fifo:$CTL: its ack FIFO '$T/two.ctl' is the control channel fifo:$T/two.ctl; every reply would be read back as a command"
+	pg -x, --control "fifo:$CTL,$ACK" --control "fifo:$CTL,$T/two.ack" \
+		-e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: control channels fifo:$CTL and fifo:$CTL read the same pipe; each command would go to one of them at random"
+}
+
+# ---- 9b: fd: channels on what cannot be waited on -------------------------
+
+@test "fd: on a regular file or /dev/null is refused with a clear message" {
+	: >"$T/plain"
+	pg -x, --control "fd:5" -e "$GETPPID" -- "$MARKER" say ran 5<"$T/plain"
+	refused "perfgate: control channel fd:5: fd 5 is a regular file ($T/plain); a control channel must be a pipe, FIFO or socket"
+	pg -x, --control "fd:5" -e "$GETPPID" -- "$MARKER" say ran 5</dev/null
+	refused "perfgate: control channel fd:5: fd 5 is a character device that cannot be polled (/dev/null); a control channel must be a pipe, FIFO or socket"
+	pg -x, --control "fd:$CTL_FD,6" -e "$GETPPID" -- "$MARKER" say ran 6>/dev/null
+	refused "perfgate: control channel fd:$CTL_FD: ack fd 6 is a character device that cannot be polled (/dev/null); an ack channel must be a pipe, FIFO or socket"
+	! grep -q '\[warn\]' "$T/err" || { show_run; fail "a libevent warning leaked"; }
+}
