@@ -87,8 +87,8 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 		return;
 	}
 	session_ranges_drain(s);
-	text = json_report_window_end(s, w, &result);
-	control_reply(ch, true, text);
+	text = json_report_window_end(s, w, &result, reason, sizeof(reason));
+	control_reply(ch, text != NULL, text ? text : reason);
 	free(text);
 	free(result.call);
 	free(result.ranges_at_begin);

@@ -11,6 +11,39 @@
 #include "agent/log.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"
+#include "agent/utf8.h"
+
+/*
+ * Every string that enters the JSON goes through here: jansson refuses
+ * text that is not UTF-8 (json_string returns NULL, and the object or
+ * array it was meant for silently lacks it), and command arguments,
+ * filters and range specs can be any bytes.  Stray bytes become U+FFFD.
+ * NULL stays NULL (an "o?" pack gives null).
+ */
+static json_t *json_text(const char *text)
+{
+	char *clean;
+	json_t *j;
+
+	if (!text)
+		return NULL;
+	clean = utf8_sanitize(text);
+	j = clean ? json_string(clean) : NULL;
+	free(clean);
+	return j;
+}
+
+/* obj[key] = value, with the key made UTF-8 as json_text does. */
+static void json_set(json_t *obj, const char *key, json_t *value)
+{
+	char *clean = utf8_sanitize(key);
+
+	if (clean)
+		json_object_set_new(obj, clean, value);
+	else
+		json_decref(value);
+	free(clean);
+}
 
 /* {"event": count, ...}; null for an event the machine lacks. */
 static json_t *json_counts(const struct session *s, const struct counter_value *values)
@@ -20,8 +53,8 @@ static json_t *json_counts(const struct session *s, const struct counter_value *
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		const struct counter *c = &s->counters[i];
 
-		json_object_set_new(counts, c->def.name,
-				    c->supported ? json_integer((json_int_t)values[i].val) : json_null());
+		json_set(counts, c->def.name,
+			 c->supported ? json_integer((json_int_t)values[i].val) : json_null());
 	}
 	return counts;
 }
@@ -63,8 +96,8 @@ static json_t *json_range_counts(const struct session *s, const uint64_t *at_beg
 				if (at_begin && k < nr)
 					value -= at_begin[k];
 				k++;
-				json_object_set_new(totals, key, range_set_supported(rs, sp, e) ?
-						    json_integer((json_int_t)value) : json_null());
+				json_set(totals, key, range_set_supported(rs, sp, e) ?
+					 json_integer((json_int_t)value) : json_null());
 				free(key);
 			}
 		}
@@ -73,10 +106,12 @@ static json_t *json_range_counts(const struct session *s, const uint64_t *at_beg
 }
 
 char *json_report_window_end(const struct session *s, const struct window *w,
-			     const struct window_end_result *result)
+			     const struct window_end_result *result, char *reason, size_t len)
 {
-	json_t *reply = json_pack("{s:s, s:I, s:{s:I, s:o, s:o}, s:{s:I, s:o}, s:o}",
-		"window", w->name,
+	json_error_t error;
+	json_t *reply = json_pack_ex(&error, 0,
+		"{s:o, s:I, s:{s:I, s:o, s:o}, s:{s:I, s:o}, s:o}",
+		"window", json_text(w->name),
 		"calls", (json_int_t)w->calls,
 		"call", "time_ns", (json_int_t)result->call_ns,
 			"counts", json_counts(s, result->call),
@@ -85,8 +120,12 @@ char *json_report_window_end(const struct session *s, const struct window *w,
 		"total", "time_ns", (json_int_t)window_open_ns(w),
 			"counts", json_view_counts(s, w->views),
 		"ranges", json_range_counts(s, NULL, 0));
-	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *text = reply ? json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
+	/* Never a bare "ack" that looks like a reply without counts. */
+	if (!text)
+		snprintf(reason, len, "cannot build the window's counts as JSON: %s",
+			 reply ? "out of memory" : error.text);
 	json_decref(reply);
 	return text;
 }
@@ -108,10 +147,10 @@ static json_t *json_events(const struct session *s)
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		const struct counter *c = &s->counters[i];
 
-		json_array_append_new(events, json_pack("{s:s, s:s, s:b, s:s, s:s?}",
-			"name", c->def.name, "type", json_event_type(c),
+		json_array_append_new(events, json_pack("{s:o, s:s, s:b, s:s, s:o?}",
+			"name", json_text(c->def.name), "type", json_event_type(c),
 			"supported", c->supported, "unit", c->def.is_clock ? "ns" : "",
-			"filter", c->def.filter));
+			"filter", json_text(c->def.filter)));
 	}
 	return events;
 }
@@ -127,8 +166,8 @@ static json_t *json_view(const struct view *v, const char *gate, const char *win
 	 * shows "<not counted>" there, so "not counted" here. */
 	status = !v->counter->supported ? "not supported" :
 		 v->ever_opened && value.ena && value.run ? "counted" : "not counted";
-	return json_pack("{s:s, s:s, s:s?, s:s, s:I, s:I, s:I}",
-		"event", v->counter->def.name, "gate", gate, "window", window,
+	return json_pack("{s:o, s:s, s:o?, s:s, s:I, s:I, s:I}",
+		"event", json_text(v->counter->def.name), "gate", gate, "window", json_text(window),
 		"status", status, "count", (json_int_t)value.val,
 		"time_enabled_ns", (json_int_t)value.ena, "time_running_ns", (json_int_t)value.run);
 }
@@ -144,9 +183,9 @@ static void json_range_views(const struct session *s, json_t *views)
 				bool ok = range_set_supported(rs, sp, e);
 
 				json_array_append_new(views, json_pack(
-					"{s:s, s:s, s:s, s:s, s:I, s:b}",
-					"event", range_set_event_name(rs, sp, e), "gate", "range",
-					"range", range_set_label(rs, sp),
+					"{s:o, s:s, s:o, s:s, s:I, s:b}",
+					"event", json_text(range_set_event_name(rs, sp, e)),
+					"gate", "range", "range", json_text(range_set_label(rs, sp)),
 					"status", ok ? "counted" : "not supported",
 					"count", (json_int_t)range_set_value(rs, sp, e),
 					"incomplete", range_set_lost(rs) > 0));
@@ -164,9 +203,9 @@ static json_t *json_ranges(const struct session *s)
 		const struct range_set *rs = s->range_sets[i];
 
 		for (size_t sp = 0; sp < rs->nr_specs; sp++)
-			json_array_append_new(ranges, json_pack("{s:s, s:s?, s:s, s:b, s:I}",
-				"label", range_set_label(rs, sp), "name", rs->name,
-				"spec", rs->specs[sp]->text, "unloaded", rs->unloaded,
+			json_array_append_new(ranges, json_pack("{s:o, s:o?, s:o, s:b, s:I}",
+				"label", json_text(range_set_label(rs, sp)), "name", json_text(rs->name),
+				"spec", json_text(rs->specs[sp]->text), "unloaded", rs->unloaded,
 				"lost_records", (json_int_t)range_set_lost(rs)));
 	}
 	return ranges;
@@ -193,8 +232,8 @@ static json_t *json_windows(const struct session *s)
 	for (size_t i = 0; i < s->nr_windows; i++) {
 		const struct window *w = s->windows[i];
 
-		json_array_append_new(windows, json_pack("{s:s, s:I, s:I, s:I}",
-			"name", w->name, "calls", (json_int_t)w->calls,
+		json_array_append_new(windows, json_pack("{s:o, s:I, s:I, s:I}",
+			"name", json_text(w->name), "calls", (json_int_t)w->calls,
 			"open_ns", (json_int_t)window_open_ns(w),
 			"open_at_end", (json_int_t)w->open_at_finish));
 	}
@@ -219,9 +258,9 @@ static json_t *json_run(const struct session *s, int exit_code)
 			   (uint64_t)s->ended.tv_nsec - (uint64_t)s->started.tv_nsec;
 
 	for (int i = 0; i < s->opts->nr_workload; i++)
-		json_array_append_new(command, json_string(s->opts->workload[i]));
-	return json_pack("{s:s, s:o, s:b, s:I, s:i, s:s?}",
-		"target", s->target, "command", command,
+		json_array_append_new(command, json_text(s->opts->workload[i]));
+	return json_pack("{s:o, s:o, s:b, s:I, s:i, s:s?}",
+		"target", json_text(s->target), "command", command,
 		"system_wide", s->opts->system_wide || s->opts->cpu_list,
 		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
 		"ended_by", json_ended_by(s));
@@ -229,15 +268,23 @@ static json_t *json_run(const struct session *s, int exit_code)
 
 int json_report_write(struct session *s, const char *path, int exit_code)
 {
-	json_t *doc = json_pack("{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o}",
+	json_error_t error;
+	json_t *doc = json_pack_ex(&error, 0, "{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o}",
 		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
 		"run", json_run(s, exit_code),
 		"events", json_events(s),
 		"views", json_views(s),
 		"windows", json_windows(s),
 		"ranges", json_ranges(s));
-	int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	int rc;
 
+	/* Never silent, never a stale errno: say what could not be built. */
+	if (!doc) {
+		log_error("cannot write --json-file '%s': cannot build the document: %s", path,
+			  error.text);
+		return -1;
+	}
+	rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(doc);
 	if (rc)
 		log_error("cannot write --json-file '%s': %s", path, strerror(errno));

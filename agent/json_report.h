@@ -13,9 +13,12 @@ struct window_end_result;
 
 #define JSON_REPORT_SCHEMA_VERSION 1
 
-/* One line of JSON for "ack {...}" after "window end" (malloc'd). */
+#include <stddef.h>
+
+/* One line of JSON for "ack {...}" after "window end" (malloc'd); NULL
+ * with the reason for "err" in reason when it cannot be built. */
 char *json_report_window_end(const struct session *s, const struct window *w,
-			     const struct window_end_result *result);
+			     const struct window_end_result *result, char *reason, size_t len);
 /* The whole run as one document, at the end of the run.  -1 with a message
  * printed when the file cannot be written. */
 int json_report_write(struct session *s, const char *path, int exit_code);
