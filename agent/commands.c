@@ -149,9 +149,10 @@ static void commands_dispatch(struct session *s, struct control_channel *ch,
 		commands_hello(ch);
 		return;
 	case CTL_CMD_SNAPSHOT:
-		session_print_snapshot(s);
-		fflush(s->out);
-		control_reply(ch, true, NULL);
+		if (session_print_snapshot(s, reason, sizeof(reason)))
+			control_reply(ch, false, reason);
+		else
+			control_reply(ch, true, NULL);
 		return;
 	case CTL_CMD_STOP:
 		/* Acked after the final report, so the client can read it; no

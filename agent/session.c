@@ -80,30 +80,28 @@ static bool session_nmi_watchdog_on(void)
 	return on == 1;
 }
 
+/* The report's destination: stderr as perf stat's, -o FILE or --log-fd N,
+ * written without ever blocking the loop (output.c). */
 static int session_open_output(struct session *s)
 {
 	const struct options *opts = s->opts;
 	enum report_format format = opts->json ? REPORT_JSON :
 				    opts->csv_sep ? REPORT_CSV : REPORT_TEXT;
+	char name[32];
+	int rc;
 
-	s->out = stderr;	/* perf stat reports on stderr */
 	if (opts->output_path) {
-		s->out = fopen(opts->output_path, opts->append ? "ae" : "we");
-		if (!s->out) {
-			log_error("cannot open output file '%s': %s", opts->output_path, strerror(errno));
-			return -1;
-		}
+		rc = output_open_path(&s->output, opts->output_path, opts->append,
+				      "output file");
 	} else if (opts->log_fd >= 0) {
-		int fd = fcntl(opts->log_fd, F_DUPFD_CLOEXEC, 3);
-
-		s->out = fd >= 0 ? fdopen(fd, "a") : NULL;
-		if (!s->out) {
-			log_error("cannot write to --log-fd %d: %s", opts->log_fd, strerror(errno));
-			return -1;
-		}
+		snprintf(name, sizeof(name), "fd %d", opts->log_fd);
+		rc = output_open_fd(&s->output, opts->log_fd, name);
+	} else {
+		rc = output_open_fd(&s->output, STDERR_FILENO, "stderr");
 	}
-	/* Interval lines must reach a reading script as they are made. */
-	setvbuf(s->out, NULL, _IOLBF, 0);
+	if (rc)
+		return -1;
+	s->out = s->output.fp;
 	report_init(&s->report, s->out, format, opts->csv_sep);
 	s->report.interval_ns = (uint64_t)opts->interval_ms * 1000000u;
 	s->report.nmi_watchdog = session_nmi_watchdog_on();
@@ -114,6 +112,7 @@ int session_init(struct session *s, const struct options *opts)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
+	s->output.fd = -1;
 	s->workload_ctl_fd = s->workload_ack_fd = -1;
 	/* Before any mmap: libperf learns the page size here. */
 	libperf_init(session_libperf_print);
@@ -123,7 +122,7 @@ int session_init(struct session *s, const struct options *opts)
 	if (session_resolve_events(s) || session_open_output(s))
 		return -1;
 	s->base = event_base_new();
-	if (!s->base) {
+	if (!s->base || output_attach(&s->output, s->base)) {
 		log_error("cannot create the event loop");
 		return -1;
 	}
@@ -401,8 +400,8 @@ static void session_free(struct session *s)
 	session_ranges_free(s);
 	if (s->base)
 		event_base_free(s->base);
-	if (s->out && s->out != stderr)
-		fclose(s->out);
+	output_close(&s->output);
+	s->out = NULL;
 	for (size_t i = 0; i < s->nr_windows; i++)
 		window_free(s->windows[i]);
 	free(s->windows);
@@ -422,6 +421,8 @@ void session_abort(struct session *s)
 		s->workload.go_fd = -1;
 		workload_end(&s->workload, 3000);
 	}
+	/* The reason for the failure may wait in the output's backlog. */
+	output_finish(&s->output);
 	session_free(s);
 }
 
@@ -435,7 +436,7 @@ int session_finish(struct session *s)
 	if (s->opts->interval_ms) {
 		/* The last, partial interval, unless --interval-count ended the run. */
 		if (!s->opts->interval_count || s->intervals_done < s->opts->interval_count)
-			session_print_interval(s);
+			session_print_last_interval(s);
 	} else
 		session_print_final(s);
 	fflush(s->out);
@@ -443,10 +444,13 @@ int session_finish(struct session *s)
 		code = workload_exit_code(&s->workload);
 	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)
 		code = 1;
+	session_ranges_warn_lost(s);
+	/* The report reaches its reader, or the run says it did not. */
+	if (output_finish(&s->output) && !code)
+		code = 1;
 	/* The last thing "stop" waits for: report and document are written. */
 	if (s->stop_channel)
 		control_reply(s->stop_channel, true, NULL);
-	session_ranges_warn_lost(s);
 	session_free(s);
 	if (s->exit_signal) {
 		/* As perf stat: die of the signal that ended the run. */

@@ -16,6 +16,7 @@
 #include "agent/control.h"
 #include "agent/counter.h"
 #include "agent/options.h"
+#include "agent/output.h"
 #include "agent/report.h"
 #include "agent/view.h"
 #include "agent/window.h"
@@ -45,7 +46,8 @@ struct session {
 	size_t nr_channels;
 	struct control_channel *stop_channel;	/* acked after the final report */
 
-	FILE *out;
+	struct output output;		/* the report's destination */
+	FILE *out;			/* output.fp: what the report writes to */
 	struct report report;
 	char *target;			/* "'cmd args'", "system wide", ... */
 
