@@ -2,9 +2,13 @@
  * json_report: the window-end reply and the --json-file run document.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "agent/json_report.h"
@@ -266,27 +270,154 @@ static json_t *json_run(const struct session *s, int exit_code)
 		"ended_by", json_ended_by(s));
 }
 
-int json_report_write(struct session *s, const char *path, int exit_code)
+/*
+ * --json-file is checked and created when the run starts, so that a path
+ * that cannot be written fails before anything is counted, and written at
+ * the end atomically: a regular file (or a new one) through a temporary
+ * file in the same directory, renamed over it; a FIFO or a device
+ * (/dev/stdout) in place, through an output that never blocks.
+ */
+/* What a link at PATH names (malloc'd): the file is replaced, never the
+ * link.  A dangling link names the file it will be. */
+static char *json_link_target(const char *path)
 {
+	char *target = realpath(path, NULL), link[PATH_MAX], *copy, *out = NULL;
+	ssize_t n;
+
+	if (target)
+		return target;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return strdup(path);
+	link[n] = '\0';
+	if (link[0] == '/')
+		return strdup(link);
+	copy = strdup(path);
+	if (copy && asprintf(&out, "%s/%s", dirname(copy), link) < 0)
+		out = NULL;
+	free(copy);
+	return out;
+}
+
+int json_report_open(struct session *s, const char *path)
+{
+	struct stat st, lst;
+	char *copy = NULL, *dir = NULL;
+	mode_t mask, mode;
+	int exists;
+
+	if (output_check_path(path, "--json-file"))
+		return -1;
+	exists = stat(path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode)) {
+		log_error("cannot write --json-file '%s': %s", path, strerror(EISDIR));
+		return -1;
+	}
+	if (exists && !S_ISREG(st.st_mode))
+		return output_open_path(&s->json_out, path, false, "--json-file");
+	if (exists && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0) {
+		log_error("cannot write --json-file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	/* A link that may be followed is written through: the file it
+	 * names is replaced, not the link. */
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+		s->json_target = json_link_target(path);
+	else
+		s->json_target = strdup(path);
+	copy = s->json_target ? strdup(s->json_target) : NULL;
+	if (copy)
+		dir = dirname(copy);
+	if (!copy || asprintf(&s->json_tmp_path, "%s/.%s.XXXXXX", dir,
+			      basename(s->json_target)) < 0) {
+		free(copy);
+		s->json_tmp_path = NULL;
+		log_error("cannot write --json-file '%s': %s", path, strerror(ENOMEM));
+		return -1;
+	}
+	s->json_tmp_fd = mkostemp(s->json_tmp_path, O_CLOEXEC);
+	if (s->json_tmp_fd < 0) {
+		log_error("cannot write --json-file '%s': cannot create a file in '%s': %s", path,
+			  dir, strerror(errno));
+		free(copy);
+		free(s->json_tmp_path);
+		s->json_tmp_path = NULL;
+		return -1;
+	}
+	free(copy);
+	/* As a file fopen() creates, or the file it replaces. */
+	mask = umask(0);
+	umask(mask);
+	mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+	fchmod(s->json_tmp_fd, mode);
+	return 0;
+}
+
+void json_report_discard(struct session *s)
+{
+	if (s->json_tmp_fd >= 0) {
+		close(s->json_tmp_fd);
+		unlink(s->json_tmp_path);
+	}
+	s->json_tmp_fd = -1;
+	free(s->json_tmp_path);
+	free(s->json_target);
+	s->json_tmp_path = s->json_target = NULL;
+	output_close(&s->json_out);
+}
+
+/* The document into the temporary file, then renamed over the target. */
+static int json_report_commit(struct session *s, const char *path, json_t *doc)
+{
+	int fd = s->json_tmp_fd, err = 0;
+
+	s->json_tmp_fd = -1;
+	if (json_dumpfd(doc, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		err = errno ? errno : EIO;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && rename(s->json_tmp_path, s->json_target) < 0)
+		err = errno;
+	if (err) {
+		unlink(s->json_tmp_path);
+		log_error("cannot write --json-file '%s': %s", path, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+int json_report_write(struct session *s, int exit_code)
+{
+	const char *path = s->opts->json_file;
 	json_error_t error;
-	json_t *doc = json_pack_ex(&error, 0, "{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o}",
+	json_t *doc;
+	char *text;
+	int rc;
+
+	errno = 0;
+	doc = json_pack_ex(&error, 0, "{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o}",
 		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
 		"run", json_run(s, exit_code),
 		"events", json_events(s),
 		"views", json_views(s),
 		"windows", json_windows(s),
 		"ranges", json_ranges(s));
-	int rc;
-
-	/* Never silent, never a stale errno: say what could not be built. */
 	if (!doc) {
 		log_error("cannot write --json-file '%s': cannot build the document: %s", path,
 			  error.text);
 		return -1;
 	}
-	rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s->json_tmp_fd >= 0) {
+		rc = json_report_commit(s, path, doc);
+	} else {
+		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		rc = text ? 0 : -1;
+		if (text)
+			output_write(&s->json_out, text, strlen(text));
+		free(text);
+		if (output_finish(&s->json_out))
+			rc = -1;
+	}
 	json_decref(doc);
-	if (rc)
-		log_error("cannot write --json-file '%s': %s", path, strerror(errno));
-	return rc ? -1 : 0;
+	return rc;
 }

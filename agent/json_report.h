@@ -19,8 +19,14 @@ struct window_end_result;
  * with the reason for "err" in reason when it cannot be built. */
 char *json_report_window_end(const struct session *s, const struct window *w,
 			     const struct window_end_result *result, char *reason, size_t len);
+/* At start-up: check that --json-file can be written, and create what it
+ * is written through.  -1 with a message printed when it cannot. */
+int json_report_open(struct session *s, const char *path);
 /* The whole run as one document, at the end of the run.  -1 with a message
  * printed when the file cannot be written. */
-int json_report_write(struct session *s, const char *path, int exit_code);
+int json_report_write(struct session *s, int exit_code);
+/* Remove what json_report_open() made and was not written (start-up
+ * failed). */
+void json_report_discard(struct session *s);
 
 #endif

@@ -113,13 +113,16 @@ int session_init(struct session *s, const struct options *opts)
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
 	s->output.fd = -1;
+	s->json_out.fd = -1;
+	s->json_tmp_fd = -1;
 	s->workload_ctl_fd = s->workload_ack_fd = -1;
 	/* Before any mmap: libperf learns the page size here. */
 	libperf_init(session_libperf_print);
 	s->target = target_describe(opts);
 	/* A client that goes away must never kill the agent. */
 	signal(SIGPIPE, SIG_IGN);
-	if (session_resolve_events(s) || session_open_output(s))
+	if (session_resolve_events(s) || session_open_output(s) ||
+	    (opts->json_file && json_report_open(s, opts->json_file)))
 		return -1;
 	s->base = event_base_new();
 	if (!s->base || output_attach(&s->output, s->base)) {
@@ -402,6 +405,7 @@ static void session_free(struct session *s)
 		event_base_free(s->base);
 	output_close(&s->output);
 	s->out = NULL;
+	json_report_discard(s);
 	for (size_t i = 0; i < s->nr_windows; i++)
 		window_free(s->windows[i]);
 	free(s->windows);
@@ -442,7 +446,7 @@ int session_finish(struct session *s)
 	fflush(s->out);
 	if (s->has_workload)
 		code = workload_exit_code(&s->workload);
-	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)
+	if (s->opts->json_file && json_report_write(s, code) && !code)
 		code = 1;
 	session_ranges_warn_lost(s);
 	/* The report reaches its reader, or the run says it did not. */

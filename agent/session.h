@@ -49,6 +49,9 @@ struct session {
 	struct output output;		/* the report's destination */
 	FILE *out;			/* output.fp: what the report writes to */
 	struct report report;
+	struct output json_out;		/* --json-file on a FIFO or device */
+	int json_tmp_fd;		/* --json-file: the temporary file, or -1 */
+	char *json_tmp_path, *json_target;	/* ... and what it is renamed to */
 	char *target;			/* "'cmd args'", "system wide", ... */
 
 	struct workload workload;
