@@ -56,13 +56,24 @@ static int session_resolve_events(struct session *s)
 	return session_ranges_parse(s);
 }
 
-/* libperf's own messages: only its errors are worth the user's attention. */
+/* libperf's own messages: only its errors are worth the user's attention.
+ * They go through log.c, so that they queue behind the report when it is
+ * on a stderr nobody reads instead of blocking the agent. */
 static int session_libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
 {
+	char *text = NULL;
+	int n;
+
 	if (level != LIBPERF_ERR)
 		return 0;
-	fputs("perfgate: libperf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
+	n = vasprintf(&text, fmt, ap);
+	if (n < 0)
+		return n;
+	if (n > 0 && text[n - 1] == '\n')
+		text[n - 1] = '\0';
+	log_error("libperf: %s", text);
+	free(text);
+	return n;
 }
 
 /* perf's final report ends with a hint when the NMI watchdog holds a PMU
