@@ -243,3 +243,27 @@ for line in open(sys.argv[1], encoding="utf-8"):
 	pg_wait
 	expect_status 0
 }
+
+@test "snapshot: one bigger than the limit is refused even to a regular file (4096 windows)" {
+	# 4096 round trips take seconds on a loaded machine: a longer bound.
+	PG_TIMEOUT=60
+	pg_bg -D -1 -e "task-clock,$GETPPID,$GETPGID" -o "$T/report" \
+		--control "fifo:$CTL,$ACK" -- "$MARKER" pid "$T/m.pid" wait "$T/go"
+	# 4096 windows in one go, then their 4096 replies.
+	for i in $(seq 1 4096); do printf 'window begin w%d\n' "$i"; done >&"$CTL_FD"
+	for i in $(seq 1 4096); do
+		reply
+		[ "$REPLY_LINE" = ack ] || fail "window begin w$i: got '$REPLY_LINE'"
+	done
+	# 3 x 4097 text lines of about 107 bytes: more than 1 MiB at once.
+	cmd snapshot
+	[[ $REPLY_LINE =~ ^err\ snapshot\ refused:\ it\ would\ be\ [0-9]+\ bytes,\ more\ than\ the\ report\ output\'s\ limit\ of\ $LIMIT\ bytes$ ]] ||
+		fail "snapshot: got '$REPLY_LINE'"
+	[ ! -s "$T/report" ] || { show_run "$T/report"; fail "a refused snapshot printed lines"; }
+	expect_reply ping ack
+	release go
+	pg_wait
+	expect_status 0
+	grep -q "^perfgate: warning: the report output '$T/report' fell behind: 0 interval reports dropped, 1 snapshot refused$" "$T/err" ||
+		{ show_run; fail "no count of the refused snapshot"; }
+}
