@@ -299,17 +299,19 @@ size_t output_backlog(const struct output *o)
 	return o->backlog ? evbuffer_get_length(o->backlog) : 0;
 }
 
-int output_commit(struct output *o)
+int output_commit(struct output *o, bool whole_limit)
 {
-	size_t staged = output_staged(o);
+	size_t staged = output_staged(o), backlog = output_backlog(o);
 
 	o->staging = false;
-	if (output_backlog(o) + staged > OUTPUT_BACKLOG_MAX) {
+	if (backlog + staged > OUTPUT_BACKLOG_MAX && (whole_limit || backlog)) {
 		evbuffer_drain(o->stage, staged);
 		return -1;
 	}
-	if (o->error || staged == 0)
+	if (o->error || staged == 0) {
+		evbuffer_drain(o->stage, staged);
 		return 0;
+	}
 	if (o->direct) {
 		while (evbuffer_get_length(o->stage) && !o->error) {
 			struct evbuffer_iovec v;

@@ -83,8 +83,11 @@ void output_write(struct output *o, const char *buf, size_t n);
 /* Stage what is printed until output_commit(). */
 void output_stage(struct output *o);
 /* Queue the staged bytes unless the backlog would pass OUTPUT_BACKLOG_MAX:
- * then they are discarded and -1 returned (nothing was written). */
-int output_commit(struct output *o);
+ * then they are discarded and -1 returned (nothing was written).  Without
+ * whole_limit, an output that has caught up (nothing waits) takes them
+ * whatever their size: an interval of a run with thousands of windows
+ * is bigger than the limit, and is not for that reason never printed. */
+int output_commit(struct output *o, bool whole_limit);
 /* Bytes that still wait to be written. */
 size_t output_backlog(const struct output *o);
 /* Bytes staged since output_stage(). */

@@ -137,7 +137,7 @@ void session_print_interval(struct session *s)
 {
 	output_stage(&s->output);
 	print_interval_lines(s, ROWS_INTERVAL);
-	if (output_commit(&s->output))
+	if (output_commit(&s->output, false))
 		output_drop_interval(&s->output);
 }
 
@@ -161,7 +161,7 @@ int session_print_snapshot(struct session *s, char *reason, size_t len)
 		output_stage(o);
 		print_interval_lines(s, ROWS_TOTAL);
 		staged = output_staged(o);
-		if (output_commit(o) == 0)
+		if (output_commit(o, true) == 0)
 			return 0;
 	}
 	o->refused_snapshots++;
