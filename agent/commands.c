@@ -108,8 +108,8 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 	}
 	s->nr_open_calls--;
 	session_ranges_drain(s);
-	text = json_report_window_end(s, w, &result);
-	control_reply(ch, true, text);
+	text = json_report_window_end(s, w, &result, reason, sizeof(reason));
+	control_reply(ch, text != NULL, text ? text : reason);
 	free(text);
 	free(result.call);
 	free(result.ranges_at_begin);
@@ -170,9 +170,10 @@ static void commands_dispatch(struct session *s, struct control_channel *ch,
 		commands_hello(ch);
 		return;
 	case CTL_CMD_SNAPSHOT:
-		session_print_snapshot(s);
-		fflush(s->out);
-		control_reply(ch, true, NULL);
+		if (session_print_snapshot(s, reason, sizeof(reason)))
+			control_reply(ch, false, reason);
+		else
+			control_reply(ch, true, NULL);
 		return;
 	case CTL_CMD_STOP:
 		/* Acked after the final report, so the client can read it; no

@@ -4,9 +4,13 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "agent/json_report.h"
@@ -15,6 +19,39 @@
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"
 #include "agent/signals.h"
+#include "agent/utf8.h"
+
+/*
+ * Every string that enters the JSON goes through here: jansson refuses
+ * text that is not UTF-8 (json_string returns NULL, and the object or
+ * array it was meant for silently lacks it), and command arguments,
+ * filters and range specs can be any bytes.  Stray bytes become U+FFFD.
+ * NULL stays NULL (an "o?" pack gives null).
+ */
+static json_t *json_text(const char *text)
+{
+	char *clean;
+	json_t *j;
+
+	if (!text)
+		return NULL;
+	clean = utf8_sanitize(text);
+	j = clean ? json_string(clean) : NULL;
+	free(clean);
+	return j;
+}
+
+/* obj[key] = value, with the key made UTF-8 as json_text does. */
+static void json_set(json_t *obj, const char *key, json_t *value)
+{
+	char *clean = utf8_sanitize(key);
+
+	if (clean)
+		json_object_set_new(obj, clean, value);
+	else
+		json_decref(value);
+	free(clean);
+}
 
 /* {"event": count, ...}; null for an event the machine lacks. */
 static json_t *json_counts(const struct session *s, const struct counter_value *values)
@@ -24,8 +61,8 @@ static json_t *json_counts(const struct session *s, const struct counter_value *
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		const struct counter *c = &s->counters[i];
 
-		json_object_set_new(counts, c->def.name,
-				    c->supported ? json_integer((json_int_t)values[i].val) : json_null());
+		json_set(counts, c->def.name,
+			 c->supported ? json_integer((json_int_t)values[i].val) : json_null());
 	}
 	return counts;
 }
@@ -67,8 +104,8 @@ static json_t *json_range_counts(const struct session *s, const uint64_t *at_beg
 				if (at_begin && k < nr)
 					value -= at_begin[k];
 				k++;
-				json_object_set_new(totals, key, range_set_supported(rs, sp, e) ?
-						    json_integer((json_int_t)value) : json_null());
+				json_set(totals, key, range_set_supported(rs, sp, e) ?
+					 json_integer((json_int_t)value) : json_null());
 				free(key);
 			}
 		}
@@ -77,10 +114,12 @@ static json_t *json_range_counts(const struct session *s, const uint64_t *at_beg
 }
 
 char *json_report_window_end(const struct session *s, const struct window *w,
-			     const struct window_end_result *result)
+			     const struct window_end_result *result, char *reason, size_t len)
 {
-	json_t *reply = json_pack("{s:s, s:I, s:{s:I, s:o, s:o}, s:{s:I, s:o}, s:o}",
-		"window", w->name,
+	json_error_t error;
+	json_t *reply = json_pack_ex(&error, 0,
+		"{s:o, s:I, s:{s:I, s:o, s:o}, s:{s:I, s:o}, s:o}",
+		"window", json_text(w->name),
 		"calls", (json_int_t)w->calls,
 		"call", "time_ns", (json_int_t)result->call_ns,
 			"counts", json_counts(s, result->call),
@@ -89,8 +128,12 @@ char *json_report_window_end(const struct session *s, const struct window *w,
 		"total", "time_ns", (json_int_t)window_open_ns(w),
 			"counts", json_view_counts(s, w->views),
 		"ranges", json_range_counts(s, NULL, 0));
-	char *text = json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *text = reply ? json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
+	/* Never a bare "ack" that looks like a reply without counts. */
+	if (!text)
+		snprintf(reason, len, "cannot build the window's counts as JSON: %s",
+			 reply ? "out of memory" : error.text);
 	json_decref(reply);
 	return text;
 }
@@ -112,10 +155,10 @@ static json_t *json_events(const struct session *s)
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		const struct counter *c = &s->counters[i];
 
-		json_array_append_new(events, json_pack("{s:s, s:s, s:b, s:s, s:s?}",
-			"name", c->def.name, "type", json_event_type(c),
+		json_array_append_new(events, json_pack("{s:o, s:s, s:b, s:s, s:o?}",
+			"name", json_text(c->def.name), "type", json_event_type(c),
 			"supported", c->supported, "unit", c->def.is_clock ? "ns" : "",
-			"filter", c->def.filter));
+			"filter", json_text(c->def.filter)));
 	}
 	return events;
 }
@@ -131,8 +174,8 @@ static json_t *json_view(const struct view *v, const char *gate, const char *win
 	 * shows "<not counted>" there, so "not counted" here. */
 	status = !v->counter->supported ? "not supported" :
 		 v->ever_opened && value.ena && value.run ? "counted" : "not counted";
-	return json_pack("{s:s, s:s, s:s?, s:s, s:I, s:I, s:I}",
-		"event", v->counter->def.name, "gate", gate, "window", window,
+	return json_pack("{s:o, s:s, s:o?, s:s, s:I, s:I, s:I}",
+		"event", json_text(v->counter->def.name), "gate", gate, "window", json_text(window),
 		"status", status, "count", (json_int_t)value.val,
 		"time_enabled_ns", (json_int_t)value.ena, "time_running_ns", (json_int_t)value.run);
 }
@@ -148,9 +191,9 @@ static void json_range_views(const struct session *s, json_t *views)
 				bool ok = range_set_supported(rs, sp, e);
 
 				json_array_append_new(views, json_pack(
-					"{s:s, s:s, s:s, s:s, s:I, s:b}",
-					"event", range_set_event_name(rs, sp, e), "gate", "range",
-					"range", range_set_label(rs, sp),
+					"{s:o, s:s, s:o, s:s, s:I, s:b}",
+					"event", json_text(range_set_event_name(rs, sp, e)),
+					"gate", "range", "range", json_text(range_set_label(rs, sp)),
 					"status", ok ? "counted" : "not supported",
 					"count", (json_int_t)range_set_value(rs, sp, e),
 					"incomplete", range_set_lost(rs) > 0));
@@ -168,9 +211,9 @@ static json_t *json_ranges(const struct session *s)
 		const struct range_set *rs = s->range_sets[i];
 
 		for (size_t sp = 0; sp < rs->nr_specs; sp++)
-			json_array_append_new(ranges, json_pack("{s:s, s:s?, s:s, s:b, s:I}",
-				"label", range_set_label(rs, sp), "name", rs->name,
-				"spec", rs->specs[sp]->text, "unloaded", rs->unloaded,
+			json_array_append_new(ranges, json_pack("{s:o, s:o?, s:o, s:b, s:I}",
+				"label", json_text(range_set_label(rs, sp)), "name", json_text(rs->name),
+				"spec", json_text(rs->specs[sp]->text), "unloaded", rs->unloaded,
 				"lost_records", (json_int_t)range_set_lost(rs)));
 	}
 	return ranges;
@@ -252,7 +295,7 @@ static json_t *json_per_call(const struct session *s, const struct window *w)
 		for (size_t r = 0; r < kept; r++)
 			json_array_append_new(values, json_integer((json_int_t)
 				w->log.values[order[r] * w->nr_views + i]));
-		json_object_set_new(counts, s->counters[i].def.name,
+		json_set(counts, s->counters[i].def.name,
 				    s->counters[i].supported ? values : (json_decref(values), json_null()));
 	}
 	free(order);
@@ -273,15 +316,15 @@ static json_t *json_windows(const struct session *s)
 			json_t *counts = json_object();
 
 			for (size_t v = 0; v < w->nr_views; v++)
-				json_object_set_new(counts, s->counters[v].def.name,
+				json_set(counts, s->counters[v].def.name,
 					json_call_stats(w, &w->call_stats[v], v,
 							s->counters[v].supported));
 			stats = json_pack("{s:o, s:o}",
 				"time_ns", json_call_stats(w, &w->time_stats, w->nr_views, true),
 				"counts", counts);
 		}
-		json_array_append_new(windows, json_pack("{s:s, s:I, s:I, s:I, s:o, s:o}",
-			"name", w->name, "calls", (json_int_t)w->calls,
+		json_array_append_new(windows, json_pack("{s:o, s:I, s:I, s:I, s:o, s:o}",
+			"name", json_text(w->name), "calls", (json_int_t)w->calls,
 			"open_ns", (json_int_t)window_open_ns(w),
 			"open_at_end", (json_int_t)w->open_at_finish,
 			"stats", stats, "per_call", json_per_call(s, w)));
@@ -320,24 +363,26 @@ void json_report_interval_rows(struct session *s, const char *window,
 
 	if (!s->interval)
 		return;
-	into = json_object_get(s->interval, "default");
+	/* Our own reference: json_set drops the value if it fails. */
+	into = json_incref(json_object_get(s->interval, "default"));
 	if (window) {
+		json_decref(into);
 		into = json_object();
-		json_object_set_new(json_object_get(s->interval, "windows"), window, into);
+		json_set(json_object_get(s->interval, "windows"), window, json_incref(into));
 	}
 	for (size_t i = 0; i < n; i++) {
 		char *key = NULL;
 
 		if (!rows[i].range) {
-			json_object_set_new(into, rows[i].event, json_row_value(&rows[i]));
+			json_set(into, rows[i].event, json_row_value(&rows[i]));
 			continue;
 		}
 		if (asprintf(&key, "%s@%s", rows[i].event, rows[i].range) < 0)
 			continue;
-		json_object_set_new(json_object_get(s->interval, "ranges"), key,
-				    json_row_value(&rows[i]));
+		json_set(json_object_get(s->interval, "ranges"), key, json_row_value(&rows[i]));
 		free(key);
 	}
+	json_decref(into);
 }
 
 void json_report_interval_end(struct session *s)
@@ -365,9 +410,9 @@ static json_t *json_run(const struct session *s, int exit_code)
 			   (uint64_t)s->ended.tv_nsec - (uint64_t)s->started.tv_nsec;
 
 	for (int i = 0; i < s->opts->nr_workload; i++)
-		json_array_append_new(command, json_string(s->opts->workload[i]));
-	return json_pack("{s:s, s:o, s:b, s:I, s:i, s:s?}",
-		"target", s->target, "command", command,
+		json_array_append_new(command, json_text(s->opts->workload[i]));
+	return json_pack("{s:o, s:o, s:b, s:I, s:i, s:s?}",
+		"target", json_text(s->target), "command", command,
 		"system_wide", s->opts->system_wide || s->opts->cpu_list,
 		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
 		"ended_by", json_ended_by(s, signal_name, sizeof(signal_name)));
@@ -380,11 +425,134 @@ void json_report_free(struct session *s)
 	s->interval = s->intervals = NULL;
 }
 
-int json_report_write(struct session *s, const char *path, int exit_code)
+/*
+ * --json-file is checked and created when the run starts, so that a path
+ * that cannot be written fails before anything is counted, and written at
+ * the end atomically: a regular file (or a new one) through a temporary
+ * file in the same directory, renamed over it; a FIFO or a device
+ * (/dev/stdout) in place, through an output that never blocks.
+ */
+/* What a link at PATH names (malloc'd): the file is replaced, never the
+ * link.  A dangling link names the file it will be. */
+static char *json_link_target(const char *path)
 {
+	char *target = realpath(path, NULL), link[PATH_MAX], *copy, *out = NULL;
+	ssize_t n;
+
+	if (target)
+		return target;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return strdup(path);
+	link[n] = '\0';
+	if (link[0] == '/')
+		return strdup(link);
+	copy = strdup(path);
+	if (copy && asprintf(&out, "%s/%s", dirname(copy), link) < 0)
+		out = NULL;
+	free(copy);
+	return out;
+}
+
+int json_report_open(struct session *s, const char *path)
+{
+	struct stat st, lst;
+	char *copy = NULL, *dir = NULL;
+	mode_t mask, mode;
+	int exists;
+
+	if (output_check_path(path, "--json-file"))
+		return -1;
+	exists = stat(path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode)) {
+		log_error("cannot write --json-file '%s': %s", path, strerror(EISDIR));
+		return -1;
+	}
+	if (exists && !S_ISREG(st.st_mode))
+		return output_open_path(&s->json_out, path, false, "--json-file");
+	if (exists && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0) {
+		log_error("cannot write --json-file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	/* A link that may be followed is written through: the file it
+	 * names is replaced, not the link. */
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+		s->json_target = json_link_target(path);
+	else
+		s->json_target = strdup(path);
+	copy = s->json_target ? strdup(s->json_target) : NULL;
+	if (copy)
+		dir = dirname(copy);
+	if (!copy || asprintf(&s->json_tmp_path, "%s/.%s.XXXXXX", dir,
+			      basename(s->json_target)) < 0) {
+		free(copy);
+		s->json_tmp_path = NULL;
+		log_error("cannot write --json-file '%s': %s", path, strerror(ENOMEM));
+		return -1;
+	}
+	s->json_tmp_fd = mkostemp(s->json_tmp_path, O_CLOEXEC);
+	if (s->json_tmp_fd < 0) {
+		log_error("cannot write --json-file '%s': cannot create a file in '%s': %s", path,
+			  dir, strerror(errno));
+		free(copy);
+		free(s->json_tmp_path);
+		s->json_tmp_path = NULL;
+		return -1;
+	}
+	free(copy);
+	/* As a file fopen() creates, or the file it replaces. */
+	mask = umask(0);
+	umask(mask);
+	mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+	fchmod(s->json_tmp_fd, mode);
+	return 0;
+}
+
+void json_report_discard(struct session *s)
+{
+	if (s->json_tmp_fd >= 0) {
+		close(s->json_tmp_fd);
+		unlink(s->json_tmp_path);
+	}
+	s->json_tmp_fd = -1;
+	free(s->json_tmp_path);
+	free(s->json_target);
+	s->json_tmp_path = s->json_target = NULL;
+	output_close(&s->json_out);
+}
+
+/* The document into the temporary file, then renamed over the target. */
+static int json_report_commit(struct session *s, const char *path, json_t *doc)
+{
+	int fd = s->json_tmp_fd, err = 0;
+
+	s->json_tmp_fd = -1;
+	if (json_dumpfd(doc, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		err = errno ? errno : EIO;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && rename(s->json_tmp_path, s->json_target) < 0)
+		err = errno;
+	if (err) {
+		unlink(s->json_tmp_path);
+		log_error("cannot write --json-file '%s': %s", path, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+int json_report_write(struct session *s, int exit_code)
+{
+	const char *path = s->opts->json_file;
+	json_error_t error;
+	json_t *doc;
+	char *text;
+	int rc;
+
+	errno = 0;
 	if (!s->intervals)
 		s->intervals = json_array();
-	json_t *doc = json_pack("{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o, s:O, s:I}",
+	doc = json_pack_ex(&error, 0, "{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o, s:O, s:I}",
 		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
 		"run", json_run(s, exit_code),
 		"events", json_events(s),
@@ -393,10 +561,22 @@ int json_report_write(struct session *s, const char *path, int exit_code)
 		"ranges", json_ranges(s),
 		"intervals", s->intervals,
 		"intervals_dropped", (json_int_t)s->intervals_dropped);
-	int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
+	if (!doc) {
+		log_error("cannot write --json-file '%s': cannot build the document: %s", path,
+			  error.text);
+		return -1;
+	}
+	if (s->json_tmp_fd >= 0) {
+		rc = json_report_commit(s, path, doc);
+	} else {
+		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		rc = text ? 0 : -1;
+		if (text)
+			output_write(&s->json_out, text, strlen(text));
+		free(text);
+		if (output_finish(&s->json_out))
+			rc = -1;
+	}
 	json_decref(doc);
-	if (rc)
-		log_error("cannot write --json-file '%s': %s", path, strerror(errno));
-	return rc ? -1 : 0;
+	return rc;
 }

@@ -19,9 +19,15 @@ struct report_row;
 /* -I intervals the document keeps; later ones are counted, not kept. */
 #define JSON_REPORT_INTERVALS_MAX 100000
 
-/* One line of JSON for "ack {...}" after "window end" (malloc'd). */
+#include <stddef.h>
+
+/* One line of JSON for "ack {...}" after "window end" (malloc'd); NULL
+ * with the reason for "err" in reason when it cannot be built. */
 char *json_report_window_end(const struct session *s, const struct window *w,
-			     const struct window_end_result *result);
+			     const struct window_end_result *result, char *reason, size_t len);
+/* At start-up: check that --json-file can be written, and create what it
+ * is written through.  -1 with a message printed when it cannot. */
+int json_report_open(struct session *s, const char *path);
 /* Record one -I interval for the document (only with --json-file):
  * begin it, add the rows of the default window (window NULL), of each
  * named window, and of the ranges (range rows name their range), end it. */
@@ -33,6 +39,9 @@ void json_report_interval_end(struct session *s);
 void json_report_free(struct session *s);
 /* The whole run as one document, at the end of the run.  -1 with a message
  * printed when the file cannot be written. */
-int json_report_write(struct session *s, const char *path, int exit_code);
+int json_report_write(struct session *s, int exit_code);
+/* Remove what json_report_open() made and was not written (start-up
+ * failed). */
+void json_report_discard(struct session *s);
 
 #endif

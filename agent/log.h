@@ -11,6 +11,12 @@
 
 #include <stddef.h>
 
+/* Where messages go instead of stderr while another module owns it (the
+ * report output, when it is stderr and written without blocking); NULL
+ * for stderr again. */
+typedef void (*log_writer_fn)(void *ctx, const char *text, size_t n);
+void log_route(log_writer_fn writer, void *ctx);
+
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfgate: REASON" then INPUT on its own line and a caret under byte OFFSET. */

@@ -15,6 +15,7 @@
  * none in the C locale), and the decimal point is the locale's everywhere.
  */
 #include "agent/report.h"
+#include "agent/utf8.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -299,18 +300,24 @@ static void report_csv_row(struct report *report,
 /* ---- -j ------------------------------------------------------------ */
 
 /* perf writes names unescaped; its names never need escaping, but a
- * window or range name from a client might, and the line must parse. */
+ * window or range name from a client might, and the line must parse:
+ * a byte that is not UTF-8 becomes U+FFFD, as in perfgate's own JSON. */
 static void report_json_string(FILE *out, const char *s)
 {
-	for (; *s; s++) {
+	while (*s) {
 		unsigned char c = (unsigned char)*s;
+		size_t n = utf8_char_len(s);
 
-		if (c == '"' || c == '\\')
+		if (n == 0) {
+			fputs(UTF8_REPLACEMENT, out);
+			n = 1;
+		} else if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
 		else if (c < 0x20)
 			fprintf(out, "\\u%04x", c);
 		else
-			fputc(c, out);
+			fwrite(s, 1, n, out);
+		s += n;
 	}
 }
 

@@ -58,13 +58,24 @@ static int session_resolve_events(struct session *s)
 	return session_ranges_parse(s);
 }
 
-/* libperf's own messages: only its errors are worth the user's attention. */
+/* libperf's own messages: only its errors are worth the user's attention.
+ * They go through log.c, so that they queue behind the report when it is
+ * on a stderr nobody reads instead of blocking the agent. */
 static int session_libperf_print(enum libperf_print_level level, const char *fmt, va_list ap)
 {
+	char *text = NULL;
+	int n;
+
 	if (level != LIBPERF_ERR)
 		return 0;
-	fputs("perfgate: libperf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
+	n = vasprintf(&text, fmt, ap);
+	if (n < 0)
+		return n;
+	if (n > 0 && text[n - 1] == '\n')
+		text[n - 1] = '\0';
+	log_error("libperf: %s", text);
+	free(text);
+	return n;
 }
 
 /* perf's final report ends with a hint when the NMI watchdog holds a PMU
@@ -82,30 +93,28 @@ static bool session_nmi_watchdog_on(void)
 	return on == 1;
 }
 
+/* The report's destination: stderr as perf stat's, -o FILE or --log-fd N,
+ * written without ever blocking the loop (output.c). */
 static int session_open_output(struct session *s)
 {
 	const struct options *opts = s->opts;
 	enum report_format format = opts->json ? REPORT_JSON :
 				    opts->csv_sep ? REPORT_CSV : REPORT_TEXT;
+	char name[32];
+	int rc;
 
-	s->out = stderr;	/* perf stat reports on stderr */
 	if (opts->output_path) {
-		s->out = fopen(opts->output_path, opts->append ? "ae" : "we");
-		if (!s->out) {
-			log_error("cannot open output file '%s': %s", opts->output_path, strerror(errno));
-			return -1;
-		}
+		rc = output_open_path(&s->output, opts->output_path, opts->append,
+				      "output file");
 	} else if (opts->log_fd >= 0) {
-		int fd = fcntl(opts->log_fd, F_DUPFD_CLOEXEC, 3);
-
-		s->out = fd >= 0 ? fdopen(fd, "a") : NULL;
-		if (!s->out) {
-			log_error("cannot write to --log-fd %d: %s", opts->log_fd, strerror(errno));
-			return -1;
-		}
+		snprintf(name, sizeof(name), "fd %d", opts->log_fd);
+		rc = output_open_fd(&s->output, opts->log_fd, name);
+	} else {
+		rc = output_open_fd(&s->output, STDERR_FILENO, "stderr");
 	}
-	/* Interval lines must reach a reading script as they are made. */
-	setvbuf(s->out, NULL, _IOLBF, 0);
+	if (rc)
+		return -1;
+	s->out = s->output.fp;
 	report_init(&s->report, s->out, format, opts->csv_sep);
 	s->report.interval_ns = (uint64_t)opts->interval_ms * 1000000u;
 	s->report.no_big_num = opts->no_big_num;
@@ -118,19 +127,24 @@ int session_init(struct session *s, const struct options *opts)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
+	s->output.fd = -1;
+	s->json_out.fd = -1;
+	s->json_tmp_fd = -1;
 	s->workload_ctl_fd = s->workload_ack_fd = -1;
 	/* Before any mmap: libperf learns the page size here. */
 	libperf_init(session_libperf_print);
 	s->target = target_describe(opts);
 	/* A client that goes away must never kill the agent. */
 	signal(SIGPIPE, SIG_IGN);
-	if (session_resolve_events(s) || session_open_output(s))
+	if (session_resolve_events(s) || session_open_output(s) ||
+	    (opts->json_file && json_report_open(s, opts->json_file)))
 		return -1;
 	s->base = event_base_new();
 	/* Two priorities: signals and timers (priority 0) are served
 	 * before any channel or ring buffer (the default, 1), so a flooding
 	 * client cannot delay the interval lines or the end of the run. */
-	if (!s->base || event_base_priority_init(s->base, 2)) {
+	if (!s->base || event_base_priority_init(s->base, 2) ||
+	    output_attach(&s->output, s->base)) {
 		log_error("cannot create the event loop");
 		return -1;
 	}
@@ -416,8 +430,9 @@ static void session_free(struct session *s)
 	json_report_free(s);
 	if (s->base)
 		event_base_free(s->base);
-	if (s->out && s->out != stderr)
-		fclose(s->out);
+	output_close(&s->output);
+	s->out = NULL;
+	json_report_discard(s);
 	for (size_t i = 0; i < s->nr_windows; i++)
 		window_free(s->windows[i]);
 	free(s->windows);
@@ -437,6 +452,8 @@ void session_abort(struct session *s)
 		s->workload.go_fd = -1;
 		workload_end(&s->workload, 3000);
 	}
+	/* The reason for the failure may wait in the output's backlog. */
+	output_finish(&s->output);
 	session_free(s);
 }
 
@@ -450,18 +467,21 @@ int session_finish(struct session *s)
 	if (s->opts->interval_ms) {
 		/* The last, partial interval, unless --interval-count ended the run. */
 		if (!s->opts->interval_count || s->intervals_done < s->opts->interval_count)
-			session_print_interval(s);
+			session_print_last_interval(s);
 	} else
 		session_print_final(s);
 	fflush(s->out);
 	if (s->has_workload)
 		code = workload_exit_code(&s->workload);
-	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)
+	if (s->opts->json_file && json_report_write(s, code) && !code)
+		code = 1;
+	session_ranges_warn_lost(s);
+	/* The report reaches its reader, or the run says it did not. */
+	if (output_finish(&s->output) && !code)
 		code = 1;
 	/* The last thing "stop" waits for: report and document are written. */
 	if (s->stop_channel)
 		control_reply(s->stop_channel, true, NULL);
-	session_ranges_warn_lost(s);
 	session_free(s);
 	if (s->exit_signal) {
 		/* As perf stat: die of the signal that ended the run. */

@@ -16,6 +16,7 @@
 #include "agent/control.h"
 #include "agent/counter.h"
 #include "agent/options.h"
+#include "agent/output.h"
 #include "agent/report.h"
 #include "agent/view.h"
 #include "agent/window.h"
@@ -46,8 +47,12 @@ struct session {
 	size_t nr_channels;
 	struct control_channel *stop_channel;	/* acked after the final report */
 
-	FILE *out;
+	struct output output;		/* the report's destination */
+	FILE *out;			/* output.fp: what the report writes to */
 	struct report report;
+	struct output json_out;		/* --json-file on a FIFO or device */
+	int json_tmp_fd;		/* --json-file: the temporary file, or -1 */
+	char *json_tmp_path, *json_target;	/* ... and what it is renamed to */
 	char *target;			/* "'cmd args'", "system wide", ... */
 
 	struct workload workload;

@@ -145,14 +145,47 @@ static void print_interval_lines(struct session *s, enum rows_mode mode)
 	free(rows);
 }
 
+/* An interval goes out whole or not at all: one the output has no room
+ * for is dropped (its deltas with it) and counted. */
 void session_print_interval(struct session *s)
+{
+	output_stage(&s->output);
+	print_interval_lines(s, ROWS_INTERVAL);
+	if (output_commit(&s->output, false))
+		output_drop_interval(&s->output);
+}
+
+void session_print_last_interval(struct session *s)
 {
 	print_interval_lines(s, ROWS_INTERVAL);
 }
 
-void session_print_snapshot(struct session *s)
+int session_print_snapshot(struct session *s, char *reason, size_t len)
 {
-	print_interval_lines(s, ROWS_TOTAL);
+	struct output *o = &s->output;
+	size_t backlog = output_backlog(o), staged = 0;
+
+	if (o->error) {
+		snprintf(reason, len, "snapshot refused: the report output '%s' failed: %s",
+			 o->name, strerror(o->error));
+		return -1;
+	}
+	/* Already over: not even worth building. */
+	if (backlog < OUTPUT_BACKLOG_MAX) {
+		output_stage(o);
+		print_interval_lines(s, ROWS_TOTAL);
+		staged = output_staged(o);
+		if (output_commit(o, true) == 0)
+			return 0;
+	}
+	o->refused_snapshots++;
+	if (backlog)
+		snprintf(reason, len, "snapshot refused: the report output's backlog would pass "
+			 "its limit of %d bytes (its reader is not keeping up)", OUTPUT_BACKLOG_MAX);
+	else
+		snprintf(reason, len, "snapshot refused: it would be %zu bytes, more than the "
+			 "report output's limit of %d bytes", staged, OUTPUT_BACKLOG_MAX);
+	return -1;
 }
 
 static void fill_run(struct session *s, struct report_run *run)

@@ -6,10 +6,16 @@
 
 struct session;
 
-/* One interval's lines (-I), each view's delta since the last ones. */
+#include <stddef.h>
+
+/* One interval's lines (-I), each view's delta since the last ones;
+ * dropped (and counted) when the output's backlog has no room for them. */
 void session_print_interval(struct session *s);
-/* The counts so far, as interval-style lines stamped now ("snapshot"). */
-void session_print_snapshot(struct session *s);
+/* The same at the end of the run: always queued. */
+void session_print_last_interval(struct session *s);
+/* The counts so far, as interval-style lines stamped now ("snapshot").
+ * -1 with the reason for "err" when the output's backlog has no room. */
+int session_print_snapshot(struct session *s, char *reason, size_t len);
 /* perf stat's final report. */
 void session_print_final(struct session *s);
 
