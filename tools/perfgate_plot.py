@@ -110,7 +110,8 @@ def _draw_series(ax, doc, event, colors, spans_of, label_windows):
             continue
         key = pd.view_name(v)
         line([(i.get("ranges") or {}).get(key) for i in series], linestyle="--",
-             color=f"C{(len(colors) + 1 + style) % 10}", label=f"@{v['range']}")
+             color=f"C{(len(colors) + 1 + style) % 10}",
+             label="@" + v["range"].replace("..", "..\n"))  # range labels are long
         style += 1
     for w in doc["windows"]:
         pc = w["per_call"]
@@ -201,7 +202,8 @@ def plot_run(doc, events=None, title=None):
         # Every panel has its legend while there are few; past 6 panels the
         # first one says which colour is which window.
         if (len(names) <= 6 or k == 0) and ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=6, loc="upper right", framealpha=0.7)
+            # Beside the panel, not over the data; constrained layout makes room.
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     last_row = [a for a in flat[:len(names)] if a.get_subplotspec().is_last_row()
                 or flat.index(a) + ncols >= len(names)]
     for ax in last_row:
