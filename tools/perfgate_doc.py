@@ -81,6 +81,8 @@ def check(doc, path):
               f"views[{i}] has no event or gate")
         _need(v.get("count") is None or isinstance(v.get("count"), int), path,
               f"views[{i}].count is not an integer")
+        if v["gate"] != "default":
+            _need(isinstance(v.get(v["gate"]), str), path, f"views[{i}] has no {v['gate']} name")
     for i, w in enumerate(doc["windows"]):
         _need(isinstance(w, dict) and isinstance(w.get("name"), str), path,
               f"windows[{i}] has no name")
@@ -92,9 +94,26 @@ def check(doc, path):
         for ev, vals in pc["counts"].items():
             _need(vals is None or (isinstance(vals, list) and len(vals) == len(pc["begin_ns"])),
                   path, f"windows[{i}].per_call.counts['{ev}'] does not match its calls")
+        for key in ("begin_ns", "end_ns"):
+            _need(all(isinstance(x, int) for x in pc[key]), path,
+                  f"windows[{i}].per_call.{key} holds a value that is not an integer")
+        for ev, vals in pc["counts"].items():
+            _need(vals is None or all(isinstance(x, (int, float)) for x in vals), path,
+                  f"windows[{i}].per_call.counts['{ev}'] holds a value that is not a number")
+        _need(w.get("stats") is None or isinstance(w["stats"], dict), path,
+              f"windows[{i}].stats is not an object")
     for i, iv in enumerate(doc["intervals"]):
         _need(isinstance(iv, dict) and isinstance(iv.get("time_ns"), int)
-              and isinstance(iv.get("default"), dict), path, f"intervals[{i}] is malformed")
+              and isinstance(iv.get("default"), dict)
+              and isinstance(iv.get("windows", {}), dict)
+              and all(isinstance(x, dict) for x in iv.get("windows", {}).values())
+              and isinstance(iv.get("ranges", {}), dict), path, f"intervals[{i}] is malformed")
+        for counts in [iv["default"], iv.get("ranges", {})] + list(iv.get("windows", {}).values()):
+            _need(all(x is None or isinstance(x, (int, float)) for x in counts.values()), path,
+                  f"intervals[{i}] holds a count that is not a number")
+    _need(isinstance(doc["run"].get("command", []), list)
+          and all(isinstance(x, str) for x in doc["run"].get("command", [])), path,
+          "run.command is not an array of strings")
 
 
 def view_name(view):

@@ -196,6 +196,13 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/a.json" "$T/v1.json"
 	[ "$(cat "$T/tool.err")" = "perfgate diff: $T/v1.json: schema version 1, but this tool reads version 2 (docs/json-report.md); make the run again with this perfgate" ] ||
 		{ show_tool; fail "schema message"; }
 
+	$PY -c 'import json, sys; d = json.load(open(sys.argv[1])); d["views"][0]["count"] = "many"
+json.dump(d, open(sys.argv[2], "w"))' "$T/a.json" "$T/odd.json"
+	tool diff "$T/a.json" "$T/odd.json"
+	expect_tool_status 2
+	[ "$(cat "$T/tool.err")" = "perfgate diff: $T/odd.json: not a perfgate --json-file document: views[0].count is not an integer" ] ||
+		{ show_tool; fail "layout message"; }
+
 	head -c 400 "$T/a.json" >"$T/cut.json"
 	tool diff "$T/a.json" "$T/cut.json"
 	expect_tool_status 2
