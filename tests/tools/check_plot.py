@@ -16,6 +16,7 @@ import os
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # nothing written into the source tree
 sys.path.insert(0, os.path.join(os.environ.get("SRCDIR", "."), "tools"))
 
 import perfgate_doc as pd  # noqa: E402
