@@ -49,20 +49,22 @@
 #include "bench_common.h"
 #include "perfgate.h"	/* struct perfgate_opts; the library is dlopen'ed */
 
-#define MAX_TOOLS	5
+#define MAX_TOOLS	6
 #define WINDOW_NAME	"w"
 
 const char bench_name[] = "windows";
 
-enum kind { PG_WINDOW, PG_ENABLE, PERF, LIBPG, FLOOR };
+enum kind { PG_WINDOW, PG_NO_VALUES, PG_ENABLE, PERF, LIBPG, FLOOR };
 
 static const char *const kind_name[] = {
-	[PG_WINDOW] = "perfgate window", [PG_ENABLE] = "perfgate enable",
+	[PG_WINDOW] = "perfgate window", [PG_NO_VALUES] = "perfgate window, no values",
+	[PG_ENABLE] = "perfgate enable",
 	[PERF] = "perf", [LIBPG] = "libperfgate", [FLOOR] = "floor",
 };
 
 static const char *const kind_file[] = {
-	[PG_WINDOW] = "pg-window", [PG_ENABLE] = "pg-enable", [PERF] = "perf",
+	[PG_WINDOW] = "pg-window", [PG_NO_VALUES] = "pg-window-novalues",
+	[PG_ENABLE] = "pg-enable", [PERF] = "perf",
 	[LIBPG] = "libperfgate", [FLOOR] = "floor",
 };
 
@@ -72,7 +74,7 @@ struct options {
 	struct bench_sched modes[3];
 	int nmodes;
 	const char *perf, *perfgate, *libperfgate;
-	bool floor, enable;
+	bool floor, enable, no_values;
 };
 
 /* libperfgate, when given: resolved with dlsym. */
@@ -142,7 +144,7 @@ static uint64_t tool_pair(struct tool *t, int timeout_ms)
 
 	if (t->kind == LIBPG)
 		return lib_pair(t);
-	if (t->kind == PG_WINDOW) {
+	if (t->kind == PG_WINDOW || t->kind == PG_NO_VALUES) {
 		a = "window begin " WINDOW_NAME "\n";
 		b = "window end " WINDOW_NAME "\n";
 	} else {
@@ -158,7 +160,7 @@ static uint64_t tool_pair(struct tool *t, int timeout_ms)
 	end = now_ns();
 	t->a.count++;
 	bench_expect_ack(&t->a, first, a);
-	if (t->kind == PG_WINDOW)
+	if (t->kind == PG_WINDOW || t->kind == PG_NO_VALUES)
 		check_window_end(t, second);
 	else
 		bench_expect_ack(&t->a, second, b);
@@ -273,6 +275,11 @@ static void print_mode(const struct bench_sched *m)
 		if (fl >= 0)
 			print_ratio_above(m->label, "  above floor", res[i], res[perf], res[fl]);
 	}
+	/* What per-call statistics cost: the same window with no per-call
+	 * values kept (--call-values 0; the exact statistics stay on). */
+	if (tool_index(PG_WINDOW) >= 0 && tool_index(PG_NO_VALUES) >= 0)
+		print_ratio(m->label, "window/no values", res[tool_index(PG_WINDOW)],
+			    res[tool_index(PG_NO_VALUES)]);
 	printf("\n");
 	fflush(stdout);
 }
@@ -311,6 +318,10 @@ static void tool_add(enum kind kind, long n)
 	} else {
 		*argv++ = opts->perfgate;
 	}
+	if (kind == PG_NO_VALUES) {
+		*argv++ = "--call-values";
+		*argv++ = "0";
+	}
 	memcpy(argv, rest, sizeof(rest));
 	argv[sizeof(rest) / sizeof(rest[0])] = NULL;
 }
@@ -337,6 +348,8 @@ static void setup_tools(const struct options *o)
 	bench_make_workdir();
 	if (o->perfgate)
 		tool_add(PG_WINDOW, o->n);
+	if (o->perfgate && o->no_values)
+		tool_add(PG_NO_VALUES, o->n);
 	if (o->perfgate && o->libperfgate)
 		tool_add(LIBPG, o->n);
 	if (o->perfgate && o->enable)
@@ -368,6 +381,7 @@ static void usage(FILE *out)
 "      --libperfgate PATH libperfgate.so: also time perfgate_window_begin +\n"
 "                         perfgate_window_end against a perfgate of its own\n"
 "      --no-enable        leave out perfgate's own enable + disable pairs\n"
+"      --no-stats-off     leave out the perfgate run with --call-values 0\n"
 "      --no-floor         leave out the built-in minimal agent\n"
 "  -h, --help\n");
 }
@@ -385,6 +399,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "perfgate", required_argument, NULL, 'G' },
 		{ "libperfgate", required_argument, NULL, 'L' },
 		{ "no-enable", no_argument, NULL, 'E' },
+		{ "no-stats-off", no_argument, NULL, 'V' },
 		{ "no-floor", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -393,7 +408,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 	int c;
 
 	*o = (struct options){ .n = 2000, .warmup = 200, .block = 100, .timeout_ms = 2000,
-			       .perf = "perf", .floor = true, .enable = true };
+			       .perf = "perf", .floor = true, .enable = true,
+			       .no_values = true };
 	while ((c = getopt_long(argc, argv, "n:w:b:c:s:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': o->n = bench_parse_count(optarg, "count", 1); break;
@@ -406,6 +422,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'G': o->perfgate = *optarg ? optarg : NULL; break;
 		case 'L': o->libperfgate = *optarg ? optarg : NULL; break;
 		case 'E': o->enable = false; break;
+		case 'V': o->no_values = false; break;
 		case 'F': o->floor = false; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
