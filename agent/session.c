@@ -17,6 +17,7 @@
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
+#include "agent/metrics/metrics.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
 #include "agent/session_rows.h"
@@ -222,6 +223,7 @@ static void on_interval(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd, (void)what;
 	session_print_interval(s);
+	metrics_interval(s);
 	if (!s->opts->interval_count || ++s->intervals_done < s->opts->interval_count)
 		return;
 	/* As perf stat: the count ends the printing; a workload still runs
@@ -327,7 +329,7 @@ int session_start(struct session *s)
 	}
 	if (session_ranges_open(s) ||
 	    session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
-	    session_watch_targets(s))
+	    session_watch_targets(s) || metrics_start(s))
 		return -1;
 	if (opts->delay_ms == 0)
 		session_open_default_window(s, session_opens_at_exec(s), true);
@@ -394,6 +396,7 @@ static void session_free(struct session *s)
 		}
 	}
 	free(s->target_watches);
+	metrics_free(s);	/* evhttp first: it lives on the base */
 	if (s->interval_timer)
 		event_free(s->interval_timer);
 	if (s->delay_timer)
@@ -446,6 +449,9 @@ int session_finish(struct session *s)
 	if (s->has_workload)
 		code = workload_exit_code(&s->workload);
 	if (s->opts->json_file && json_report_write(s, s->opts->json_file, code) && !code)
+		code = 1;
+	/* Textfile and Pushgateway: failures count as --json-file's do. */
+	if (metrics_finish(s) && !code)
 		code = 1;
 	/* The last thing "stop" waits for: report and document are written. */
 	if (s->stop_channel)

@@ -25,6 +25,7 @@ struct event_base;
 struct event;
 struct range_spec;
 struct range_set;
+struct metrics;
 
 struct session {
 	const struct options *opts;
@@ -62,6 +63,7 @@ struct session {
 	struct timespec started, ended;
 	long intervals_done;
 	int exit_signal;		/* the signal that ended the run (signals.h), or 0 */
+	struct metrics *metrics;	/* --metrics-*: agent/metrics/, or NULL */
 };
 
 /* Resolve events and open the report output. */
