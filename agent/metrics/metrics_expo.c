@@ -287,34 +287,48 @@ static bool row_is_clock(const struct expo_row *r) { return r->is_clock; }
 static bool row_has_times(const struct expo_row *r) { return r->has_times; }
 static bool row_is_range(const struct expo_row *r) { return strcmp(r->gate, "range") == 0; }
 
-static void expo_windows(struct expo *x, struct session *s)
+static const char *window_calls(char *buf, size_t size, const struct window *w)
+{
+	return fmt_count(buf, size, w->calls);
+}
+
+static const char *window_open(char *buf, size_t size, const struct window *w)
+{
+	return fmt_seconds(buf, size, window_open_ns(w));
+}
+
+static const char *window_depth(char *buf, size_t size, const struct window *w)
+{
+	return fmt_count(buf, size, w->depth);
+}
+
+/* One family with a sample per named window, labelled by its name. */
+static void expo_window_family(struct expo *x, struct session *s, const char *name,
+			       const char *type, const char *unit, const char *help,
+			       const char *sample,
+			       const char *(*value)(char *, size_t, const struct window *))
 {
 	char buf[48];
 
-	expo_family(x, "perfgate_window_calls", "counter", NULL,
-		    "Completed window begin/end pairs (window end commands).");
+	expo_family(x, name, type, unit, help);
 	for (size_t w = 0; w < s->nr_windows; w++) {
 		const char *labels[] = { "window", s->windows[w]->name };
 
-		expo_sample(x, "perfgate_window_calls_total", labels, 1,
-			    fmt_count(buf, sizeof(buf), s->windows[w]->calls));
+		expo_sample(x, sample, labels, 1, value(buf, sizeof(buf), s->windows[w]));
 	}
-	expo_family(x, "perfgate_window_open_seconds", "counter", "seconds",
-		    "Wall time the window was open (nested calls count once).");
-	for (size_t w = 0; w < s->nr_windows; w++) {
-		const char *labels[] = { "window", s->windows[w]->name };
+}
 
-		expo_sample(x, "perfgate_window_open_seconds_total", labels, 1,
-			    fmt_seconds(buf, sizeof(buf), window_open_ns(s->windows[w])));
-	}
-	expo_family(x, "perfgate_window_depth", "gauge", NULL,
-		    "Window begins not yet ended (0: the window is closed).");
-	for (size_t w = 0; w < s->nr_windows; w++) {
-		const char *labels[] = { "window", s->windows[w]->name };
-
-		expo_sample(x, "perfgate_window_depth", labels, 1,
-			    fmt_count(buf, sizeof(buf), s->windows[w]->depth));
-	}
+static void expo_windows(struct expo *x, struct session *s)
+{
+	expo_window_family(x, s, "perfgate_window_calls", "counter", NULL,
+			   "Completed window begin/end pairs (window end commands).",
+			   "perfgate_window_calls_total", window_calls);
+	expo_window_family(x, s, "perfgate_window_open_seconds", "counter", "seconds",
+			   "Wall time the window was open (nested calls count once).",
+			   "perfgate_window_open_seconds_total", window_open);
+	expo_window_family(x, s, "perfgate_window_depth", "gauge", NULL,
+			   "Window begins not yet ended (0: the window is closed).",
+			   "perfgate_window_depth", window_depth);
 }
 
 void metrics_expo_render(struct session *s, enum metrics_format format,
