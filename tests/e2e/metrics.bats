@@ -174,6 +174,7 @@ label('perfgate_info', 'note') == ['''$ODD_VALUE''']"
 }
 
 @test "views of a lossy range are flagged incomplete in the exposition" {
+	PG_TIMEOUT=60	# 1.2 M records through one page: slow under ASan on a busy machine
 	pg -x, --range-backend sample -m 1 --json-file "$T/run.json" \
 		--metrics-textfile "$T/run.prom" -e "$WRITE@$R_GATE" -- "$RANGER" -t 2 200000 3 0
 	expect_status 0
