@@ -171,13 +171,18 @@ int metrics_push(struct session *s)
 	struct evhttp_request *req;
 	struct evhttp_uri *uri;
 	const char *host;
-	char *path, hostport[300];
+	char *path, *bare = NULL, hostport[300];
 	int port, rc = -1;
 
 	if (push_parse(opts->metrics_push, &uri))
 		return -1;
+	/* An IPv6 host comes in brackets: kept for the Host header and the
+	 * messages, left out to connect. */
 	host = evhttp_uri_get_host(uri);
 	port = evhttp_uri_get_port(uri) > 0 ? evhttp_uri_get_port(uri) : 80;
+	snprintf(hostport, sizeof(hostport), "%s:%d", host, port);
+	if (host[0] == '[')
+		host = bare = strndup(host + 1, strlen(host) - 2);
 	path = push_path(opts, uri);
 	/* Resolved here too, only to say so clearly when it cannot be. */
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
@@ -199,7 +204,6 @@ int metrics_push(struct session *s)
 	evhttp_connection_set_timeout(conn, METRICS_PUSH_TIMEOUT);
 	req = evhttp_request_new(push_on_done, &r);
 	evhttp_request_set_error_cb(req, push_on_error);
-	snprintf(hostport, sizeof(hostport), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Host", hostport);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  metrics_expo_content_type(METRICS_TEXT));
@@ -223,6 +227,7 @@ out:
 	if (r.base)
 		event_base_free(r.base);
 	evhttp_uri_free(uri);
+	free(bare);
 	free(path);
 	return rc;
 }
