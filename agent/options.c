@@ -31,6 +31,11 @@ enum {
 	OPT_CALL_VALUES,
 	OPT_NO_BIG_NUM,
 	OPT_VERSION,
+	OPT_METRICS_LISTEN,
+	OPT_METRICS_TEXTFILE,
+	OPT_METRICS_PUSH,
+	OPT_METRICS_JOB,
+	OPT_METRICS_LABEL,
 };
 
 static const struct option long_options[] = {
@@ -62,6 +67,11 @@ static const struct option long_options[] = {
 	{ "range-scope",	required_argument, NULL, OPT_RANGE_SCOPE },
 	{ "range-backend",	required_argument, NULL, OPT_RANGE_BACKEND },
 	{ "call-values",	required_argument, NULL, OPT_CALL_VALUES },
+	{ "metrics-listen",	required_argument, NULL, OPT_METRICS_LISTEN },
+	{ "metrics-textfile",	required_argument, NULL, OPT_METRICS_TEXTFILE },
+	{ "metrics-push",	required_argument, NULL, OPT_METRICS_PUSH },
+	{ "metrics-job",	required_argument, NULL, OPT_METRICS_JOB },
+	{ "metrics-label",	required_argument, NULL, OPT_METRICS_LABEL },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -101,6 +111,11 @@ static const char usage_text[] =
 "                             (default: BPF, falling back to samples with a note)\n"
 "      --call-values N        per-call values kept per window for quantiles and\n"
 "                             --json-file (default 1000; past it, a uniform sample)\n"
+"      --metrics-listen ADDR:PORT  serve GET /metrics for Prometheus (e.g. 127.0.0.1:9464)\n"
+"      --metrics-textfile PATH.prom  write the metrics to PATH at every -I and at the end\n"
+"      --metrics-push URL     PUT the final metrics to a Pushgateway at URL\n"
+"      --metrics-job NAME     the Pushgateway job (default: perfgate)\n"
+"      --metrics-label NAME=VALUE  a label on every metric (repeatable)\n"
 "  -h, --help                 this text\n"
 "\n"
 "See perfgate(1) and docs/protocol.md for the control protocol.\n";
@@ -283,6 +298,66 @@ static int parse_range_backend(struct options *opts, const char *arg)
 	return 0;
 }
 
+/* Label names perfgate's own metrics use (docs/metrics.md), and "job",
+ * which --metrics-job sets. */
+static const char *const reserved_labels[] = {
+	"event", "filter", "gate", "window", "range", "version", "job",
+};
+
+/* --metrics-label NAME=VALUE: NAME as Prometheus wants label names. */
+static int add_metrics_label(struct options *opts, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	struct metrics_label *l;
+	size_t len;
+
+	if (!eq)
+		return bad_value("--metrics-label", arg, strlen(arg), "expected NAME=VALUE");
+	len = (size_t)(eq - arg);
+	if (len == 0)
+		return bad_value("--metrics-label", arg, 0, "empty label name");
+	for (size_t i = 0; i < len; i++) {
+		char c = arg[i];
+
+		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (i > 0 && c >= '0' && c <= '9')))
+			return bad_value("--metrics-label", arg, i,
+					 "a label name is [a-zA-Z_][a-zA-Z0-9_]*");
+	}
+	if (len >= 2 && arg[0] == '_' && arg[1] == '_')
+		return bad_value("--metrics-label", arg, 0, "names starting with __ are Prometheus' own");
+	for (size_t i = 0; i < sizeof(reserved_labels) / sizeof(reserved_labels[0]); i++)
+		if (strlen(reserved_labels[i]) == len && strncmp(arg, reserved_labels[i], len) == 0)
+			return bad_value("--metrics-label", arg, 0, strcmp(reserved_labels[i], "job") == 0 ?
+					 "the job is set with --metrics-job" :
+					 "perfgate's own metrics use this label name");
+	for (size_t i = 0; i < opts->nr_metrics_labels; i++)
+		if (strlen(opts->metrics_labels[i].name) == len &&
+		    strncmp(arg, opts->metrics_labels[i].name, len) == 0)
+			return bad_value("--metrics-label", arg, 0, "label given twice");
+	opts->metrics_labels = realloc(opts->metrics_labels,
+				       (opts->nr_metrics_labels + 1) * sizeof(*l));
+	l = &opts->metrics_labels[opts->nr_metrics_labels++];
+	l->name = strndup(arg, len);
+	l->value = strdup(eq + 1);
+	return 0;
+}
+
+/* node_exporter's textfile collector reads only files named *.prom. */
+static int set_metrics_textfile(struct options *opts, const char *arg)
+{
+	size_t len = strlen(arg);
+	const char *slash = strrchr(arg, '/');
+	const char *base = slash ? slash + 1 : arg;
+
+	if (len < 5 || strcmp(arg + len - 5, ".prom") != 0 || strlen(base) <= 5)
+		return bad_value("--metrics-textfile", arg, len,
+				 "the file name must end in .prom (node_exporter reads only those)");
+	free(opts->metrics_textfile);
+	opts->metrics_textfile = strdup(arg);
+	return 0;
+}
+
 static int check_separator(const char *sep)
 {
 	if (*sep == '\0') {
@@ -325,6 +400,15 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_RANGE_BACKEND: return parse_range_backend(opts, arg);
 	case OPT_CALL_VALUES:
 		return parse_long("--call-values", arg, 0, CALL_VALUES_MAX, &opts->call_values);
+	case OPT_METRICS_LISTEN:
+		free(opts->metrics_listen); opts->metrics_listen = strdup(arg); return 0;
+	case OPT_METRICS_TEXTFILE: return set_metrics_textfile(opts, arg);
+	case OPT_METRICS_PUSH: free(opts->metrics_push); opts->metrics_push = strdup(arg); return 0;
+	case OPT_METRICS_JOB:
+		if (*arg == '\0')
+			return bad_value("--metrics-job", arg, 0, "empty job name");
+		free(opts->metrics_job); opts->metrics_job = strdup(arg); return 0;
+	case OPT_METRICS_LABEL: return add_metrics_label(opts, arg);
 	}
 	return -1;
 }
@@ -355,6 +439,10 @@ static int options_check(struct options *opts)
 	}
 	if (opts->append && !opts->output_path) {
 		log_error("--append needs -o");
+		return -1;
+	}
+	if (opts->metrics_job && !opts->metrics_push) {
+		log_error("--metrics-job needs --metrics-push");
 		return -1;
 	}
 	if (!opts->nr_workload && !opts->system_wide && !opts->cpu_list &&
@@ -421,4 +509,13 @@ void options_free(struct options *opts)
 	free(opts->csv_sep);
 	free(opts->output_path);
 	free(opts->json_file);
+	free(opts->metrics_listen);
+	free(opts->metrics_textfile);
+	free(opts->metrics_push);
+	free(opts->metrics_job);
+	for (size_t i = 0; i < opts->nr_metrics_labels; i++) {
+		free(opts->metrics_labels[i].name);
+		free(opts->metrics_labels[i].value);
+	}
+	free(opts->metrics_labels);
 }

@@ -21,6 +21,11 @@ struct control_spec {
 	bool shared;			/* --control-shared: other users' FIFOs allowed */
 };
 
+/* One --metrics-label NAME=VALUE. */
+struct metrics_label {
+	char *name, *value;
+};
+
 /* One event as the user wrote it in -e, with the --filter that follows it. */
 struct event_spec {
 	char *name;
@@ -60,6 +65,14 @@ struct options {
 	int range_scope;	/* --range-scope: 0 auto, 1 thread, 2 cpu */
 	int range_backend;	/* --range-backend: 0 auto, 1 bpf, 2 sample */
 	long call_values;	/* --call-values: per-call values kept per window */
+
+	/* Prometheus (agent/metrics/, docs/metrics.md); NULL when absent. */
+	char *metrics_listen;	/* --metrics-listen ADDR:PORT */
+	char *metrics_textfile;	/* --metrics-textfile PATH.prom */
+	char *metrics_push;	/* --metrics-push URL */
+	char *metrics_job;	/* --metrics-job NAME (push; default "perfgate") */
+	struct metrics_label *metrics_labels;	/* --metrics-label, in order */
+	size_t nr_metrics_labels;
 
 	char **workload;	/* argv after the options, NULL-terminated */
 	int nr_workload;

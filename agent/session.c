@@ -17,6 +17,7 @@
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
+#include "agent/metrics/metrics.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
 #include "agent/session_rows.h"
@@ -242,6 +243,7 @@ static void on_interval(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd, (void)what;
 	session_print_interval(s);
+	metrics_interval(s);
 	if (!s->opts->interval_count || ++s->intervals_done < s->opts->interval_count)
 		return;
 	/* As perf stat: the count ends the printing; a workload still runs
@@ -350,7 +352,7 @@ int session_start(struct session *s)
 	}
 	if (session_ranges_open(s) ||
 	    session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
-	    session_watch_targets(s))
+	    session_watch_targets(s) || metrics_start(s))
 		return -1;
 	if (opts->delay_ms == 0)
 		session_open_default_window(s, session_opens_at_exec(s), true);
@@ -418,6 +420,7 @@ static void session_free(struct session *s)
 		}
 	}
 	free(s->target_watches);
+	metrics_free(s);	/* evhttp first: it lives on the base */
 	if (s->interval_timer)
 		event_free(s->interval_timer);
 	if (s->delay_timer)
@@ -478,6 +481,9 @@ int session_finish(struct session *s)
 	session_ranges_warn_lost(s);
 	/* The report reaches its reader, or the run says it did not. */
 	if (output_finish(&s->output) && !code)
+		code = 1;
+	/* Textfile and Pushgateway: failures count as --json-file's do. */
+	if (metrics_finish(s) && !code)
 		code = 1;
 	/* The last thing "stop" waits for: report and document are written. */
 	if (s->stop_channel)

@@ -26,6 +26,7 @@ struct event_base;
 struct event;
 struct range_spec;
 struct range_set;
+struct metrics;
 
 struct session {
 	const struct options *opts;
@@ -71,6 +72,7 @@ struct session {
 	struct json_t *interval;	/* the one being recorded */
 	unsigned long intervals_dropped;	/* past JSON_REPORT_INTERVALS_MAX */
 	int exit_signal;		/* the signal that ended the run (signals.h), or 0 */
+	struct metrics *metrics;	/* --metrics-*: agent/metrics/, or NULL */
 };
 
 /* Resolve events and open the report output. */
