@@ -31,6 +31,7 @@ struct report_row {
 	uint64_t enabled_ns;	/* time the view's counter was enabled ... */
 	uint64_t running_ns;	/* ... and running on the PMU (for scaling) */
 	bool is_clock;		/* task-clock / cpu-clock: shown as msec */
+	const char *unit;	/* else a unit of its own ("ns": duration_time), or NULL */
 	/* A range view: shown as "event@range" (text, -x) or with a "range"
 	 * key (-j); NULL for other views. */
 	const char *range;
