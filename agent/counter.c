@@ -240,6 +240,11 @@ static int group_try_open(struct counter *c, size_t n, const struct counter_targ
 	for (i = 0; i < n; i++) {
 		struct perf_event_attr attr = counter_attr(&c[i], target, GROUP_READ_FORMAT);
 
+		/* As perf: members are enabled and follow their leader.  A member
+		 * enabled by ioctl after its group went on a CPU-wide context
+		 * would wait for a reschedule that may never come, and count 0. */
+		if (i > 0)
+			attr.disabled = attr.enable_on_exec = 0;
 		if (!guest_bits)
 			attr_drop_guest_bits(&attr);
 		evsel = perf_evsel__new(&attr);
@@ -452,10 +457,16 @@ static void counter_tool_release(struct counter *c)
 		c->tool.acc_ns += counter_tool_now(c) - c->tool.since_ns;
 }
 
+/* The evsel to enable and disable: a group member's is its leader's business. */
+static struct perf_evsel *counter_switch(const struct counter *c)
+{
+	return c->group && c->group_pos > 0 ? NULL : c->evsel;
+}
+
 void counter_retain(struct counter *c)
 {
 	counter_tool_retain(c);
-	if (c->users++ == 0 && c->evsel)
+	if (c->users++ == 0 && counter_switch(c))
 		perf_evsel__enable(c->evsel);
 	c->idle_valid = false;
 }
@@ -474,7 +485,8 @@ void counter_release(struct counter *c)
 	--c->users;
 	counter_tool_release(c);
 	if (c->users == 0 && c->evsel) {
-		perf_evsel__disable(c->evsel);
+		if (counter_switch(c))
+			perf_evsel__disable(c->evsel);
 		/* Read once now; it cannot move until the next retain. */
 		counter_read(c, &c->idle_value);
 		c->idle_valid = true;

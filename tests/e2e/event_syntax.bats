@@ -82,6 +82,19 @@ bad_list() {
 	[ "$(count_of syscalls:sys_exit_getppid)" = 1234 ] || { show_run; fail "exit not 1234"; }
 }
 
+@test "exact: a group's members count when it is enabled late (-D)" {
+	pg -D 50 -x, -e "{task-clock,$GETPPID}" -- "$MARKER" sleep 150 getppid 1234
+	expect_status 0
+	[ "$(count_of "$GETPPID")" = 1234 ] || { show_run; fail "not 1234"; }
+}
+
+@test "a group's members count system-wide (-a), not only its leader" {
+	# Other processes may fault and call getppid too: only "more than 0".
+	pg -a -x, -e '{task-clock,page-faults}' -- "$MARKER" getppid 1234
+	expect_status 0
+	[ "$(count_of page-faults)" -gt 0 ] || { show_run; fail "page-faults counted nothing"; }
+}
+
 @test "exact: --filter applies to each match of a pattern" {
 	pg -x, -e 'syscalls:sys_enter_getpp*' --filter 'common_pid == 1' -- "$MARKER" getppid 100
 	expect_status 0
