@@ -315,6 +315,7 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 	}
 	/* As perf 6.1: the group counts nothing, the others show <not counted>. */
 	for (size_t i = 0; i < n; i++) {
+		c[i].unopened = c[i].supported;
 		c[i].idle_valid = false;
 		c[i].nr_cpus = c[i].nr_threads = 0;
 	}

@@ -31,6 +31,7 @@ struct counter {
 	struct event_def def;
 	struct perf_evsel *evsel;
 	bool supported;		/* false: the machine lacks it (<not supported>) */
+	bool unopened;		/* supported, but its group could not open: <not counted> */
 	unsigned users;		/* views that need it now; enabled while > 0 */
 	/* While no view needs it the counter is disabled and cannot move:
 	 * its value then is kept here, so opening a gate costs no read. */

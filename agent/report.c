@@ -122,7 +122,8 @@ static struct report_shadow report_shadow_of(const struct report_row *rows,
 	for (size_t i = 0; i < n; i++) {
 		struct report_value v;
 
-		if (!rows[i].is_clock || rows[i].status == REPORT_NOT_SUPPORTED)
+		if (!rows[i].is_clock || rows[i].status == REPORT_NOT_SUPPORTED ||
+		    rows[i].unread)
 			continue;
 		v = report_value_of(&rows[i]);
 		clocks++;

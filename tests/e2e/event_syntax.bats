@@ -19,9 +19,10 @@ mask() {
 }
 
 # same_as_perf OPTIONS...: perf stat and perfgate on `marker getppid 1234`
-# print the same report once digits are masked.
+# (then a sleep of $SLEEP ms, when set) print the same report once digits
+# are masked.
 same_as_perf() {
-	local workload=("$MARKER" getppid 1234)
+	local workload=("$MARKER" getppid 1234 ${SLEEP:+sleep "$SLEEP"})
 	timeout --foreground -k 2 "$PG_TIMEOUT" perf stat "$@" -- "${workload[@]}" \
 		>"$T/perf.out" 2>"$T/perf" 3>&- </dev/null || fail "perf stat $* failed: $(cat "$T/perf")"
 	pg "$@" -- "${workload[@]}"
@@ -55,6 +56,13 @@ bad_list() {
 	same_as_perf -e '{task-clock,page-faults}:u'
 }
 @test "syntax: a group with a member the machine lacks" { same_as_perf -e '{task-clock,cycles}'; }
+# The failed group's task-clock gives the others no rate, in perf 6.1.
+@test "syntax: a failed group's task-clock is no clock for rates, -x, -I" {
+	SLEEP=250 same_as_perf -x, -I 100 --interval-count 2 -e 'duration_time,{task-clock,cycles}'
+}
+@test "syntax: a failed group's task-clock is no clock for rates, -j" {
+	same_as_perf -j -e '{task-clock,cycles}:u,msr/tsc/'
+}
 @test "syntax: a cache event the machine lacks" { same_as_perf -e L1-dcache-loads; }
 @test "syntax: a raw event r003c" { same_as_perf -e r003c; }
 @test "syntax: a PMU event msr/tsc/ (exclude_guest fallback)" { same_as_perf -e msr/tsc/; }
