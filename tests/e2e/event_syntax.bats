@@ -128,6 +128,15 @@ bad_list() {
 @test "errors: an unbalanced group, with a caret" {
 	bad_list '{cycles,instructions' 0 "unbalanced '{'"
 }
+@test "errors: the caret is in the whole -e when it also holds a range spec" {
+	bad_list "task-clock,$GETPPID@$GETPGID..,{cs,L1-dcache-lods}" 81 "unknown event 'L1-dcache-lods'"
+}
+@test "errors: --filter after an event that is no tracepoint" {
+	pg -e '{cs,task-clock}' --filter 'common_pid == 1' -- true
+	expect_status 255
+	grep -qF "perfgate: --filter 'common_pid == 1' follows 'task-clock', which is not a tracepoint" \
+		"$T/err" || { show_run; fail "no reason"; }
+}
 @test "errors: an unknown PMU names the PMUs there are" {
 	bad_list 'task-clock,cpuu/event=1/' 11 "unknown PMU 'cpuu' (PMUs: "
 	local pmus
