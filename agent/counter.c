@@ -1,10 +1,17 @@
 /*
- * counter: physical perf counters through libperf.
+ * counter: physical perf counters through libperf: one evsel per event,
+ * or one evlist per group {a,b} read as one (PERF_FORMAT_GROUP).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
 #include <perf/cpumap.h>
+#include <perf/evlist.h>
 #include <perf/evsel.h>
 #include <perf/threadmap.h>
 
@@ -20,12 +27,19 @@
 int perf_evsel__apply_filter(struct perf_evsel *evsel, const char *filter);
 
 /* Errors that mean "this machine cannot count that", as perf treats them. */
-static bool errno_is_unsupported(int err, const struct event_def *def)
+static bool errno_is_unsupported(int err, const struct perf_event_attr *attr)
 {
 	if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == ENXIO)
 		return true;
-	/* A hardware event on a VM without PMU may also fail with EINVAL. */
-	return err == EINVAL && def->attr.type == PERF_TYPE_HARDWARE;
+	/* A PMU's event on a VM without that PMU may also fail with EINVAL. */
+	return err == EINVAL && (attr->type == PERF_TYPE_HARDWARE ||
+				 attr->type == PERF_TYPE_HW_CACHE || attr->type == PERF_TYPE_RAW);
+}
+
+/* libperf returns -errno, or -1 with errno set. */
+static int open_errno(int err)
+{
+	return -err > 1 ? -err : errno;
 }
 
 static void report_open_error(const struct counter *c, int err)
@@ -49,7 +63,7 @@ static int counter_apply_filter(struct counter *c)
 {
 	int err;
 
-	if (!c->def.filter)
+	if (!c->def.filter || !c->evsel)
 		return 0;
 	/* libperf returns -1 and leaves the ioctl's reason in errno. */
 	err = perf_evsel__apply_filter(c->evsel, c->def.filter);
@@ -67,48 +81,257 @@ void counter_back_with_range(struct counter *c, struct range_set *rs, size_t mem
 	c->backing_member = member;
 }
 
-int counter_open(struct counter *c, const struct counter_target *target)
+static struct perf_event_attr counter_attr(const struct counter *c,
+					   const struct counter_target *target, __u64 read_format)
 {
 	struct perf_event_attr attr = c->def.attr;
-	int err;
 
-	if (c->backing) {
-		c->users = 0;
-		c->supported = range_set_member_supported(c->backing, c->backing_member);
-		return 0;
-	}
 	attr.disabled = 1;
 	attr.inherit = target->inherit;
 	attr.enable_on_exec = target->enable_on_exec;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	c->evsel = perf_evsel__new(&attr);
-	c->users = 0;
-	if (!c->evsel) {
-		log_error("out of memory opening '%s'", c->def.name);
-		return -1;
-	}
-	err = perf_evsel__open(c->evsel, target->cpus, target->threads);
-	if (err) {
-		err = -err > 0 ? -err : errno;
-		perf_evsel__delete(c->evsel);
-		c->evsel = NULL;
-		c->supported = false;
-		if (errno_is_unsupported(err, &c->def))
+	attr.read_format = read_format;
+	return attr;
+}
+
+/* Perf's fallback: a PMU without guest/host filtering refuses
+ * exclude_guest with EINVAL (msr/tsc/ does); retry without it. */
+static bool attr_drop_guest_bits(struct perf_event_attr *attr)
+{
+	bool had = attr->exclude_guest || attr->exclude_host;
+
+	attr->exclude_guest = attr->exclude_host = 0;
+	return had;
+}
+
+/* One evsel opened on target, with perf's exclude_guest fallback: 0, or
+ * an errno. */
+static int evsel_open(struct perf_event_attr *attr, const struct counter_target *target,
+		      struct perf_evsel **out)
+{
+	for (;;) {
+		struct perf_evsel *evsel = perf_evsel__new(attr);
+		int err;
+
+		if (!evsel)
+			return ENOMEM;
+		err = perf_evsel__open(evsel, target->cpus, target->threads);
+		if (!err) {
+			*out = evsel;
 			return 0;
-		report_open_error(c, err);
-		return -1;
+		}
+		err = open_errno(err);
+		perf_evsel__delete(evsel);
+		if (err != EINVAL || !attr_drop_guest_bits(attr))
+			return err;
 	}
+}
+
+static void counter_opened(struct counter *c, const struct counter_target *target)
+{
 	c->supported = true;
 	/* Opened disabled: zero until something enables it. */
 	memset(&c->idle_value, 0, sizeof(c->idle_value));
 	c->idle_valid = !target->enable_on_exec;
 	c->nr_cpus = perf_cpu_map__nr(target->cpus);
 	c->nr_threads = perf_thread_map__nr(target->threads);
+}
+
+int counter_open(struct counter *c, const struct counter_target *target)
+{
+	struct perf_event_attr attr = counter_attr(c, target, PERF_FORMAT_TOTAL_TIME_ENABLED |
+						   PERF_FORMAT_TOTAL_TIME_RUNNING);
+	int err;
+
+	c->users = 0;
+	if (c->backing) {
+		c->supported = range_set_member_supported(c->backing, c->backing_member);
+		return 0;
+	}
+	if (c->def.tool != EVENT_TOOL_NONE) {
+		/* The agent's own number (session_rows): no counter to open. */
+		counter_opened(c, target);
+		return 0;
+	}
+	err = evsel_open(&attr, target, &c->evsel);
+	if (err) {
+		c->evsel = NULL;
+		c->supported = false;
+		if (errno_is_unsupported(err, &attr))
+			return 0;
+		report_open_error(c, err);
+		return -1;
+	}
+	counter_opened(c, target);
 	return counter_apply_filter(c);
+}
+
+/* Group reads: nr, time enabled, time running, then { value, id } per member. */
+#define GROUP_READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_ID | \
+			   PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+
+/* libperf keeps its fds to itself: find the leader's for each (cpu,
+ * thread) by the id the kernel gave it. */
+static int group_find_leader_fds(struct counter_group *g, struct perf_evsel *leader,
+				 int nr_cpus, int nr_threads)
+{
+	size_t nr = (size_t)nr_cpus * (size_t)nr_threads, found = 0;
+	uint64_t *ids = calloc(nr, sizeof(*ids));
+	struct dirent *entry;
+	DIR *dir;
+
+	g->leader_fds = malloc(nr * sizeof(*g->leader_fds));
+	if (!ids || !g->leader_fds)
+		goto out;
+	for (int cpu = 0; cpu < nr_cpus; cpu++) {
+		for (int thread = 0; thread < nr_threads; thread++) {
+			struct perf_counts_values counts = { 0 };
+			size_t k = (size_t)cpu * (size_t)nr_threads + (size_t)thread;
+
+			if (perf_evsel__read(leader, cpu, thread, &counts))
+				goto out;
+			ids[k] = counts.id;
+			g->leader_fds[k] = -1;
+		}
+	}
+	dir = opendir("/proc/self/fd");
+	while (dir && (entry = readdir(dir))) {
+		int fd = atoi(entry->d_name);
+		uint64_t id;
+
+		if (entry->d_name[0] == '.' || ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+			continue;
+		for (size_t k = 0; k < nr; k++) {
+			if (ids[k] == id && g->leader_fds[k] < 0) {
+				g->leader_fds[k] = fd;
+				found++;
+			}
+		}
+	}
+	if (dir)
+		closedir(dir);
+out:
+	free(ids);
+	return found == nr ? 0 : -1;
+}
+
+static void group_free(struct counter_group *g)
+{
+	if (!g)
+		return;
+	perf_evlist__delete(g->evlist);	/* closes and frees its evsels */
+	free(g->leader_fds);
+	free(g);
+}
+
+/* The whole group through one evlist: 0, or an errno. */
+static int group_try_open(struct counter *c, size_t n, const struct counter_target *target,
+			  bool guest_bits, struct counter_group **out)
+{
+	struct counter_group *g = calloc(1, sizeof(*g));
+	struct perf_evsel *evsel;
+	size_t i = 0;
+	int err;
+
+	if (!g || !(g->evlist = perf_evlist__new())) {
+		free(g);
+		return ENOMEM;
+	}
+	g->n = n;
+	for (i = 0; i < n; i++) {
+		struct perf_event_attr attr = counter_attr(&c[i], target, GROUP_READ_FORMAT);
+
+		/* As perf: members are enabled and follow their leader.  A member
+		 * enabled by ioctl after its group went on a CPU-wide context
+		 * would wait for a reschedule that may never come, and count 0. */
+		if (i > 0)
+			attr.disabled = attr.enable_on_exec = 0;
+		if (!guest_bits)
+			attr_drop_guest_bits(&attr);
+		evsel = perf_evsel__new(&attr);
+		if (!evsel) {
+			group_free(g);
+			return ENOMEM;
+		}
+		perf_evlist__add(g->evlist, evsel);
+	}
+	perf_evlist__set_maps(g->evlist, target->cpus, target->threads);
+	perf_evlist__set_leader(g->evlist);
+	err = perf_evlist__open(g->evlist);
+	if (err) {
+		group_free(g);
+		return open_errno(err);
+	}
+	i = 0;
+	perf_evlist__for_each_evsel(g->evlist, evsel)
+		c[i++].evsel = evsel;
+	*out = g;
+	return 0;
+}
+
+int counter_open_group(struct counter *c, size_t n, const struct counter_target *target)
+{
+	struct counter_group *g = NULL;
+	bool lacking = false;
+	int err;
+
+	for (size_t i = 0; i < n; i++)
+		c[i].users = 0;
+	err = group_try_open(c, n, target, true, &g);
+	if (err == EINVAL)
+		err = group_try_open(c, n, target, false, &g);
+	if (err == 0) {
+		for (size_t i = 0; i < n; i++) {
+			counter_opened(&c[i], target);
+			c[i].group = g;
+			c[i].group_pos = i;
+		}
+		if (group_find_leader_fds(g, c[0].evsel, c[0].nr_cpus, c[0].nr_threads)) {
+			log_error("cannot find the file descriptors of group '%s'", c[0].def.name);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (counter_apply_filter(&c[i]))
+				return -1;
+		return 0;
+	}
+	/* Which members does the machine lack?  Each is tried alone. */
+	for (size_t i = 0; i < n; i++) {
+		struct perf_event_attr attr = counter_attr(&c[i], target,
+							   PERF_FORMAT_TOTAL_TIME_ENABLED);
+		struct perf_evsel *probe = NULL;
+		int perr = evsel_open(&attr, target, &probe);
+
+		if (probe) {
+			perf_evsel__close(probe);
+			perf_evsel__delete(probe);
+		}
+		c[i].evsel = NULL;
+		c[i].supported = !(perr && errno_is_unsupported(perr, &attr));
+		lacking |= !c[i].supported;
+	}
+	if (!lacking) {
+		report_open_error(&c[0], err);
+		return -1;
+	}
+	/* As perf 6.1: the group counts nothing, the others show <not counted>. */
+	for (size_t i = 0; i < n; i++) {
+		c[i].unopened = c[i].supported;
+		c[i].idle_valid = false;
+		c[i].nr_cpus = c[i].nr_threads = 0;
+	}
+	return 0;
 }
 
 void counter_close(struct counter *c)
 {
+	if (c->group) {
+		/* The leader's evlist holds every member's evsel. */
+		if (c->group_pos == 0)
+			group_free(c->group);
+		c->group = NULL;
+		c->evsel = NULL;
+		return;
+	}
 	if (!c->evsel)
 		return;
 	perf_evsel__close(c->evsel);
@@ -116,8 +339,85 @@ void counter_close(struct counter *c)
 	c->evsel = NULL;
 }
 
+/* A member's value from reads of the leader's fds: its own count, the
+ * group's enabled and running times (the whole group is scheduled as one). */
+static void counter_read_group(struct counter *c, struct counter_value *value)
+{
+	const struct counter_group *g = c->group;
+	size_t words = 3 + 2 * g->n, nr = (size_t)c->nr_cpus * (size_t)c->nr_threads;
+	uint64_t buf[3 + 2 * 64], *data = words <= 3 + 2 * 64 ? buf :
+					      malloc(words * sizeof(*data));
+
+	if (!data)
+		return;
+	for (size_t k = 0; k < nr; k++) {
+		ssize_t got = read(g->leader_fds[k], data, words * sizeof(*data));
+
+		if (got != (ssize_t)(words * sizeof(*data)) || data[0] != g->n)
+			continue;	/* should not happen on an open group; skip it */
+		value->ena += data[1];
+		value->run += data[2];
+		value->val += data[3 + 2 * c->group_pos];
+	}
+	if (data != buf)
+		free(data);
+}
+
+static uint64_t timespec_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+/* A tool's clock: now, or the end of the run once it is over. */
+static uint64_t counter_tool_now(const struct counter *c)
+{
+	struct timespec now;
+
+	if (c->tool.ended)
+		return c->tool.end_ns;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return timespec_ns(&now);
+}
+
+/*
+ * perf's tool events, counted by the agent: duration_time is the wall
+ * time its views were open (so the run's, a window's or an interval's);
+ * user_time and system_time are the workload's, known at its end.  As a
+ * counter they always run: enabled and running equal the value.
+ */
+static void counter_read_tool(const struct counter *c, struct counter_value *value)
+{
+	uint64_t v;
+
+	if (c->def.tool == EVENT_TOOL_DURATION_TIME)
+		v = c->tool.acc_ns + (c->users ? counter_tool_now(c) - c->tool.since_ns : 0);
+	else
+		v = c->tool.ended ? c->tool.rusage_ns : 0;
+	value->val = value->ena = value->run = v;
+}
+
+void counter_tool_start(struct counter *c, const struct timespec *started)
+{
+	if (c->def.tool != EVENT_TOOL_NONE && c->users)
+		c->tool.since_ns = timespec_ns(started);
+}
+
+void counter_tool_end(struct counter *c, const struct timespec *ended, uint64_t user_ns,
+		      uint64_t sys_ns)
+{
+	if (c->def.tool == EVENT_TOOL_NONE)
+		return;
+	c->tool.end_ns = timespec_ns(ended);
+	c->tool.ended = true;
+	c->tool.rusage_ns = c->def.tool == EVENT_TOOL_USER_TIME ? user_ns : sys_ns;
+}
+
 void counter_read(struct counter *c, struct counter_value *value)
 {
+	if (c->def.tool != EVENT_TOOL_NONE) {
+		counter_read_tool(c, value);
+		return;
+	}
 	if (c->idle_valid && c->users == 0) {
 		*value = c->idle_value;
 		return;
@@ -125,6 +425,10 @@ void counter_read(struct counter *c, struct counter_value *value)
 	memset(value, 0, sizeof(*value));
 	if (c->backing) {
 		range_set_read_member(c->backing, c->backing_member, value);
+		return;
+	}
+	if (c->group) {
+		counter_read_group(c, value);
 		return;
 	}
 	if (!c->evsel)
@@ -142,15 +446,35 @@ void counter_read(struct counter *c, struct counter_value *value)
 	}
 }
 
+static void counter_tool_retain(struct counter *c)
+{
+	if (c->def.tool != EVENT_TOOL_NONE && c->users == 0)
+		c->tool.since_ns = counter_tool_now(c);
+}
+
+static void counter_tool_release(struct counter *c)
+{
+	if (c->def.tool != EVENT_TOOL_NONE && c->users == 0)
+		c->tool.acc_ns += counter_tool_now(c) - c->tool.since_ns;
+}
+
+/* The evsel to enable and disable: a group member's is its leader's business. */
+static struct perf_evsel *counter_switch(const struct counter *c)
+{
+	return c->group && c->group_pos > 0 ? NULL : c->evsel;
+}
+
 void counter_retain(struct counter *c)
 {
-	if (c->users++ == 0 && c->evsel)
+	counter_tool_retain(c);
+	if (c->users++ == 0 && counter_switch(c))
 		perf_evsel__enable(c->evsel);
 	c->idle_valid = false;
 }
 
 void counter_retain_at_exec(struct counter *c)
 {
+	counter_tool_retain(c);
 	c->users++;
 	c->idle_valid = false;
 }
@@ -159,8 +483,11 @@ void counter_release(struct counter *c)
 {
 	if (c->users == 0)
 		return;
-	if (--c->users == 0 && c->evsel) {
-		perf_evsel__disable(c->evsel);
+	--c->users;
+	counter_tool_release(c);
+	if (c->users == 0 && c->evsel) {
+		if (counter_switch(c))
+			perf_evsel__disable(c->evsel);
 		/* Read once now; it cannot move until the next retain. */
 		counter_read(c, &c->idle_value);
 		c->idle_valid = true;

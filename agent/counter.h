@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "agent/events.h"
 
@@ -30,6 +31,7 @@ struct counter {
 	struct event_def def;
 	struct perf_evsel *evsel;
 	bool supported;		/* false: the machine lacks it (<not supported>) */
+	bool unopened;		/* supported, but its group could not open: <not counted> */
 	unsigned users;		/* views that need it now; enabled while > 0 */
 	/* While no view needs it the counter is disabled and cannot move:
 	 * its value then is kept here, so opening a gate costs no read. */
@@ -38,6 +40,18 @@ struct counter {
 	/* How many CPUs and threads it was opened on: libperf does not keep
 	 * the maps of an evsel opened on its own. */
 	int nr_cpus, nr_threads;
+	/* A member of a group {a,b}: read with the others in one read of
+	 * the leader's fds (PERF_FORMAT_GROUP), its position there. */
+	struct counter_group *group;
+	size_t group_pos;
+	/* A tool event (duration_time, ...): the agent's own clock. */
+	struct {
+		uint64_t acc_ns;	/* time open before the current opening */
+		uint64_t since_ns;	/* CLOCK_MONOTONIC when it last opened */
+		uint64_t end_ns;	/* the run's end, once ended */
+		uint64_t rusage_ns;	/* user_time, system_time: the workload's */
+		bool ended;
+	} tool;
 	/* An event the start-up ranges count too is read from their group
 	 * member instead of a perf fd of its own, so that its plain view and
 	 * its range views share one physical counter.  That member stays
@@ -53,14 +67,32 @@ struct counter_target {
 	bool enable_on_exec;	/* the kernel enables it when the workload execs */
 };
 
+/* A group's shared part: the evlist libperf opened it as, and the
+ * leader's fd per (cpu, thread), which a group read goes through. */
+struct counter_group {
+	struct perf_evlist *evlist;
+	int *leader_fds;
+	size_t n;		/* members opened (the group's nr) */
+};
+
 /* Make c a view of range set member m (before counter_open). */
 void counter_back_with_range(struct counter *c, struct range_set *rs, size_t member);
 /* Open disabled.  An event the machine lacks leaves supported == false and
  * returns 0; other failures print why and return -1. */
 int counter_open(struct counter *c, const struct counter_target *target);
+/* Open c[0..n) as one group, c[0] the leader (perf's {a,b}): scheduled
+ * together, read together, each member scaled by the group's times.  As
+ * perf 6.1, a group with a member the machine lacks counts nothing: that
+ * member is <not supported>, the others <not counted>.  Close each. */
+int counter_open_group(struct counter *c, size_t n, const struct counter_target *target);
 void counter_close(struct counter *c);
 
 void counter_read(struct counter *c, struct counter_value *value);
+/* Tool events: the run's start (a view open at exec counts from there),
+ * and its end, with the workload's CPU times; no-ops for other counters. */
+void counter_tool_start(struct counter *c, const struct timespec *started);
+void counter_tool_end(struct counter *c, const struct timespec *ended, uint64_t user_ns,
+		      uint64_t sys_ns);
 /* A view starts needing the counter; the first one enables it. */
 void counter_retain(struct counter *c);
 /* The same, for a counter opened with enable_on_exec: the kernel enables it. */

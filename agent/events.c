@@ -1,8 +1,11 @@
 /*
- * events: resolve perf event names (software, hardware, tracepoints).
+ * events: -e lists resolved through perf's grammar (proto/event_parse.c)
+ * and agent/event_resolve.c, against the machine's sysfs PMUs and tracefs;
+ * --pfm-events through libpfm4 (agent/event_pfm.c).
  *
- * The name tables carry perf's spellings and aliases (facts of perf's user
- * interface), so a script's -e list means the same thing here as in perf.
+ * The names of events come from the parser's tables, which carry perf's
+ * spellings and aliases, so a script's -e list means the same thing here
+ * as in perf, and reports name each event as it was written.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,47 +15,13 @@
 #include <tracefs.h>
 #include <unistd.h>
 
+#include "agent/event_pfm.h"
+#include "agent/event_resolve.h"
 #include "agent/events.h"
 #include "agent/filter_check.h"
 #include "agent/log.h"
 #include "agent/options.h"
 #include "proto/range_parse.h"
-
-struct named_event {
-	const char *name;
-	unsigned type;
-	unsigned long long config;
-};
-
-static const struct named_event named_events[] = {
-	{ "cpu-clock",			PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock",			PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "faults",			PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "context-switches",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cs",				PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "migrations",			PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "minor-faults",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "alignment-faults",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
-	{ "emulation-faults",		PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
-	{ "dummy",			PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY },
-	{ "cpu-cycles",			PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cycles",			PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions",		PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references",		PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses",		PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branch-instructions",	PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branches",			PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses",		PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "bus-cycles",			PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
-	{ "stalled-cycles-frontend",	PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ "idle-cycles-frontend",	PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ "stalled-cycles-backend",	PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-	{ "idle-cycles-backend",	PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-	{ "ref-cycles",			PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
-};
 
 const char *const events_default_set[] = {
 	"task-clock", "context-switches", "cpu-migrations", "page-faults",
@@ -60,131 +29,96 @@ const char *const events_default_set[] = {
 };
 const size_t events_default_count = sizeof(events_default_set) / sizeof(events_default_set[0]);
 
-static const struct named_event *named_event_find(const char *name, size_t len)
+/* tracefs's events/ directory (found, or mounted, by libtracefs), or NULL. */
+static const char *events_tracefs_dir(void)
 {
-	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++)
-		if (strlen(named_events[i].name) == len && !strncmp(named_events[i].name, name, len))
-			return &named_events[i];
-	return NULL;
+	static char *dir;
+	static bool looked;
+
+	if (!looked) {
+		looked = true;
+		if (tracefs_tracing_dir())
+			dir = tracefs_get_tracing_file("events");
+	}
+	return dir;
 }
 
-/* perf's privilege-level modifiers after a ':' ("cycles:u", "task-clock:k").
- * Returns the offset of a bad modifier letter, or -1 when all are valid. */
-static long apply_modifiers(struct perf_event_attr *attr, const char *mods)
+static bool attr_is_clock(const struct perf_event_attr *attr)
 {
-	bool u = false, k = false, h = false;
+	return attr->type == PERF_TYPE_SOFTWARE &&
+	       (attr->config == PERF_COUNT_SW_TASK_CLOCK || attr->config == PERF_COUNT_SW_CPU_CLOCK);
+}
 
-	for (const char *m = mods; *m; m++) {
-		switch (*m) {
-		case 'u': u = true; break;
-		case 'k': k = true; break;
-		case 'h': h = true; break;
-		default: return m - mods;
+static void def_from_resolved(struct event_def *def, struct event_resolved *r)
+{
+	memset(def, 0, sizeof(*def));
+	def->name = r->name;
+	r->name = NULL;
+	def->attr = r->attr;
+	def->is_tracepoint = r->attr.type == PERF_TYPE_TRACEPOINT;
+	def->is_clock = attr_is_clock(&r->attr);
+	def->tool = r->tool;
+}
+
+/* Parse and resolve text[0..len): 0 with *out filled, or -1 with *err. */
+static int events_parse_resolve(const char *text, size_t len, struct event_list **list,
+				struct event_resolved_list *out, struct event_error *err)
+{
+	struct event_resolve_roots roots = { EVENT_RESOLVE_SYSFS, NULL };
+	struct event_parse_error perr = { 0 };
+	struct event_resolve_error rerr = { 0 };
+	bool tracepoints = false;
+	size_t i;
+	struct event_desc *ev;
+
+	*list = event_list_parse(text, len, &perr);
+	if (!*list) {
+		err->offset = perr.offset;
+		snprintf(err->reason, sizeof(err->reason), "%s", perr.reason);
+		return -1;
+	}
+	event_list_for_each_event(*list, ev, i)
+		tracepoints |= ev->kind == EVENT_TRACEPOINT || ev->kind == EVENT_TRACEPOINT_GLOB;
+	if (tracepoints) {
+		roots.tracepoints = events_tracefs_dir();
+		if (!roots.tracepoints) {
+			err->offset = 0;
+			snprintf(err->reason, sizeof(err->reason), "cannot find or mount tracefs "
+				 "(needed for tracepoints): mount it with "
+				 "'mount -t tracefs nodev /sys/kernel/tracing'");
+			return -1;
 		}
 	}
-	/* As perf: naming some levels excludes the others. */
-	attr->exclude_user = !u;
-	attr->exclude_kernel = !k;
-	attr->exclude_hv = !h;
-	return -1;
-}
-
-static int fail(struct event_error *err, size_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct event_error *err, size_t offset, const char *fmt, ...)
-{
-	va_list ap;
-
-	err->offset = offset;
-	va_start(ap, fmt);
-	vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int resolve_named(const char *text, struct event_def *def, const struct named_event *ev,
-			 const char *mods, struct event_error *err)
-{
-	def->attr.type = ev->type;
-	def->attr.config = ev->config;
-	def->is_clock = ev->type == PERF_TYPE_SOFTWARE &&
-			(ev->config == PERF_COUNT_SW_TASK_CLOCK || ev->config == PERF_COUNT_SW_CPU_CLOCK);
-	if (mods) {
-		long bad = apply_modifiers(&def->attr, mods);
-
-		if (bad >= 0)
-			return fail(err, (size_t)(mods - text + bad),
-				    "unknown modifier '%c' in event '%s' (expected u, k or h)",
-				    mods[bad], text);
+	if (event_resolve_list(&roots, *list, out, &rerr)) {
+		err->offset = rerr.offset;
+		snprintf(err->reason, sizeof(err->reason), "%s", rerr.reason);
+		return -1;
 	}
 	return 0;
-}
-
-/* The tracepoint's id from tracefs/events/SYS/NAME/id. */
-static int resolve_tracepoint(const char *text, struct event_def *def, const char *colon,
-			      struct event_error *err)
-{
-	const char *name = colon + 1;
-	struct range_error rerr;
-	char *sys, *id = NULL, *dir;
-	int size = 0, rc = -1;
-
-	/* The name becomes a tracefs path below: only the grammar's bytes
-	 * ([A-Za-z0-9_], one ':') may get there, never '/' or "..". */
-	if (!range_tracepoint_check(text, strlen(text), &rerr))
-		return fail(err, rerr.offset, "%s", rerr.reason);
-	sys = strndup(text, (size_t)(colon - text));
-	if (!tracefs_tracing_dir()) {
-		fail(err, 0, "cannot find or mount tracefs (needed for '%s'): mount it with "
-		     "'mount -t tracefs nodev /sys/kernel/tracing'", text);
-		goto out;
-	}
-	dir = tracefs_get_tracing_file("events");
-	if (dir) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/%s", dir, sys);
-		tracefs_put_tracing_file(dir);
-		if (access(path, F_OK) != 0) {
-			fail(err, 0, "unknown tracepoint subsystem '%s'", sys);
-			goto out;
-		}
-	}
-	id = tracefs_event_file_read(NULL, sys, name, "id", &size);
-	if (!id || size <= 0) {
-		fail(err, (size_t)(name - text), "unknown tracepoint '%s' in subsystem '%s'", name, sys);
-		goto out;
-	}
-	def->attr.type = PERF_TYPE_TRACEPOINT;
-	def->attr.config = strtoull(id, NULL, 10);
-	def->is_tracepoint = true;
-	rc = 0;
-out:
-	free(id);
-	free(sys);
-	return rc;
 }
 
 int events_resolve_name(const char *text, size_t len, struct event_def *def,
 			struct event_error *err)
 {
-	char *name = strndup(text, len);
-	const char *colon = strchr(name, ':');
-	const struct named_event *ev;
-	int rc;
+	struct event_resolved_list out = { 0 };
+	struct event_list *list = NULL;
+	int rc = -1;
 
 	memset(def, 0, sizeof(*def));
-	def->name = name;
-	def->attr.size = sizeof(def->attr);
-	ev = named_event_find(name, colon ? (size_t)(colon - name) : strlen(name));
-	if (ev)
-		rc = resolve_named(name, def, ev, colon ? colon + 1 : NULL, err);
-	else if (colon && colon != name && colon[1])
-		rc = resolve_tracepoint(name, def, colon, err);
-	else
-		rc = fail(err, 0, "unknown event '%s' (software, hardware, or subsys:tracepoint)",
-			  name);
+	if (events_parse_resolve(text, len, &list, &out, err) == 0) {
+		if (out.n == 1 && list->ngroups == 1 && !list->groups[0].braced) {
+			def_from_resolved(def, &out.events[0]);
+			rc = 0;
+		} else {
+			err->offset = 0;
+			snprintf(err->reason, sizeof(err->reason),
+				 "'%.*s' is not one event here", (int)len, text);
+		}
+	}
+	if (!def->name)
+		def->name = strndup(text, len);
+	event_resolved_list_free(&out);
+	event_list_free(list);
 	return rc;
 }
 
@@ -203,39 +137,130 @@ char *events_kernel_filter(const struct filter_node *tree)
 static int events_check_filter(struct event_def *def, const char *filter)
 {
 	struct filter_error ferr = { 0 };
-	struct filter_node *tree = filter_parse(filter, strlen(filter), &ferr);
+	struct filter_node *tree;
 	const char *colon = strchr(def->name, ':');
-	char *sys;
+	char *sys, *name;
 	int rc;
 
-	if (!def->is_tracepoint) {
+	if (!def->is_tracepoint || !colon) {
 		log_error("--filter '%s' follows '%s', which is not a tracepoint", filter, def->name);
 		return -1;
 	}
+	tree = filter_parse(filter, strlen(filter), &ferr);
 	if (!tree) {
 		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.reason);
 		return -1;
 	}
 	sys = strndup(def->name, (size_t)(colon - def->name));
-	rc = filter_check(sys, colon + 1, tree, &ferr);
+	name = strdup(colon + 1);
+	name[strcspn(name, ":")] = '\0';	/* no modifiers */
+	rc = filter_check(sys, name, tree, &ferr);
 	if (rc)
 		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.reason);
 	free(sys);
+	free(name);
 	if (!rc)
 		def->filter = events_kernel_filter(tree);
 	filter_free(tree);
 	return rc;
 }
 
-int events_resolve(const struct event_spec *spec, struct event_def *def)
+static struct event_def *events_grow(struct event_def **defs, size_t *n, size_t more)
 {
-	struct event_error err = { 0 };
+	struct event_def *grown = realloc(*defs, (*n + more) * sizeof(*grown));
 
-	if (events_resolve_name(spec->name, strlen(spec->name), def, &err)) {
-		log_caret(spec->name, err.offset, "%s", err.reason);
-		return -1;
+	if (!grown)
+		return NULL;
+	*defs = grown;
+	memset(grown + *n, 0, more * sizeof(*grown));
+	return grown + *n;
+}
+
+/* --pfm-events: a comma list of libpfm4 names, each its own counter. */
+static int events_resolve_pfm(const struct event_spec *spec, struct event_def **defs, size_t *n)
+{
+	const char *text = spec->name, *p = text;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char *one = strndup(p, len), why[512];
+		struct event_def *def;
+
+		if (len == 0) {
+			free(one);
+			log_caret(text, (size_t)(p - text), "empty event name in --pfm-events");
+			return -1;
+		}
+		def = events_grow(defs, n, 1);
+		if (!def || event_pfm_resolve(one, &def->attr, why, sizeof(why))) {
+			log_caret(text, (size_t)(p - text), "%s", def ? why : "out of memory");
+			free(one);
+			return -1;
+		}
+		def->name = one;
+		def->is_clock = attr_is_clock(&def->attr);
+		(*n)++;
+		if (!p[len])
+			return 0;
+		p += len + 1;
 	}
-	return spec->filter ? events_check_filter(def, spec->filter) : 0;
+}
+
+int events_resolve(const struct event_spec *spec, struct event_def **defs, size_t *n)
+{
+	struct event_resolved_list out = { 0 };
+	struct event_list *list = NULL;
+	struct event_error err = { 0 };
+	size_t first = *n, last_desc;
+	struct event_def *added;
+	int rc = -1;
+
+	if (spec->pfm)
+		return events_resolve_pfm(spec, defs, n);
+	if (events_parse_resolve(spec->name, strlen(spec->name), &list, &out, &err)) {
+		log_caret(spec->arg ? spec->arg : spec->name, spec->offset + err.offset,
+			  "%s", err.reason);
+		goto out;
+	}
+	added = events_grow(defs, n, out.n);
+	if (!added) {
+		log_error("out of memory resolving '%s'", spec->name);
+		goto out;
+	}
+	for (size_t i = 0; i < out.n; i++) {
+		struct event_resolved *r = &out.events[i];
+		struct event_def *def = &added[i];
+		size_t members = 0;
+
+		bool tools = false;
+
+		def_from_resolved(def, r);
+		/* A group of one, or one with a tool event (no counter to put in
+		 * it), is opened event by event. */
+		if (!r->braced)
+			continue;
+		for (size_t j = r->leader; j < out.n && out.events[j].leader == r->leader; j++) {
+			members++;
+			tools |= out.events[j].tool != EVENT_TOOL_NONE;
+		}
+		if (members > 1 && !tools) {
+			def->in_group = true;
+			if (i == r->leader)
+				def->group_n = members;
+		}
+	}
+	*n += out.n;
+	rc = 0;
+	/* --filter: every event the list's last item became (each match of a
+	 * pattern), as perf applies it to the last event. */
+	last_desc = out.n ? out.events[out.n - 1].desc : 0;
+	for (size_t i = 0; spec->filter && i < out.n && !rc; i++)
+		if (out.events[i].desc == last_desc)
+			rc = events_check_filter(&(*defs)[first + i], spec->filter);
+out:
+	event_resolved_list_free(&out);
+	event_list_free(list);
+	return rc;
 }
 
 void events_def_free(struct event_def *def)

@@ -157,7 +157,8 @@ static json_t *json_events(const struct session *s)
 
 		json_array_append_new(events, json_pack("{s:o, s:s, s:b, s:s, s:o?}",
 			"name", json_text(c->def.name), "type", json_event_type(c),
-			"supported", c->supported, "unit", c->def.is_clock ? "ns" : "",
+			"supported", c->supported, "unit",
+			c->def.is_clock || c->def.tool != EVENT_TOOL_NONE ? "ns" : "",
 			"filter", json_text(c->def.filter)));
 	}
 	return events;

@@ -18,6 +18,7 @@
 
 enum {
 	OPT_FILTER = 256,
+	OPT_PFM_EVENTS,
 	OPT_CONTROL,
 	OPT_CTL_FD,
 	OPT_CTL_FD_ACK,
@@ -41,6 +42,7 @@ enum {
 static const struct option long_options[] = {
 	{ "event",		required_argument, NULL, 'e' },
 	{ "filter",		required_argument, NULL, OPT_FILTER },
+	{ "pfm-events",		required_argument, NULL, OPT_PFM_EVENTS },
 	{ "all-cpus",		no_argument,	   NULL, 'a' },
 	{ "cpu",		required_argument, NULL, 'C' },
 	{ "pid",		required_argument, NULL, 'p' },
@@ -80,9 +82,13 @@ static const struct option long_options[] = {
 static const char usage_text[] =
 "usage: perfgate [options] [--] [command [args...]]\n"
 "\n"
-"  -e, --event EVENTS         events to count (comma list; tracepoints as subsys:name;\n"
-"                             EVENTS@GATE counts them inside ranges, see perfgate-ranges(7))\n"
-"      --filter FILTER        tracepoint filter for the preceding -e event\n"
+"  -e, --event EVENTS         events to count, in perf's syntax: cycles:u, {a,b} groups,\n"
+"                             pmu/term=v/, subsys:name[*], r1a3, duration_time (see\n"
+"                             perfgate(1), EVENTS); EVENTS@GATE counts them inside ranges\n"
+"                             (perfgate-ranges(7))\n"
+"      --filter FILTER        tracepoint filter for the last event of the preceding -e\n"
+"                             (each match of a pattern)\n"
+"      --pfm-events EVENTS    events named the libpfm4 way (perf::PERF_COUNT_SW_TASK_CLOCK)\n"
 "  -a, --all-cpus             system-wide on all CPUs\n"
 "  -C, --cpu LIST             system-wide on the listed CPUs\n"
 "  -p, --pid PIDS             attach to existing processes\n"
@@ -158,33 +164,66 @@ static int parse_fd(const char *opt, const char *value, int *fd)
 	return 0;
 }
 
-/* Split "-e a,b(c,d),e" on the commas that are outside parentheses. */
+static struct event_spec *new_event_spec(struct options *opts, const char *arg, size_t offset,
+					 size_t len)
+{
+	struct event_spec *spec;
+
+	opts->events = realloc(opts->events, (opts->nr_events + 1) * sizeof(*spec));
+	spec = &opts->events[opts->nr_events++];
+	memset(spec, 0, sizeof(*spec));
+	spec->name = strndup(arg + offset, len);
+	spec->arg = strdup(arg);
+	spec->offset = offset;
+	return spec;
+}
+
+/*
+ * A -e list goes whole to perf's event grammar (events.c), unless it holds
+ * range specs ("EVENTS@GATE", perfgate-ranges(7)): then it is split on the
+ * commas outside parentheses and braces, as before, so "(a,b)@GATE" stays
+ * one spec, and each piece is a range spec or a list of its own.
+ */
 static int add_events(struct options *opts, const char *list)
 {
 	const char *start = list, *p;
 	int depth = 0;
 
+	if (*list == '\0') {
+		log_caret(list, 0, "empty event list in -e");
+		return -1;
+	}
+	if (!strchr(list, '@')) {
+		new_event_spec(opts, list, 0, strlen(list));
+		return 0;
+	}
 	for (p = list;; p++) {
-		if (*p == '(')
+		if (*p == '(' || *p == '{')
 			depth++;
-		else if (*p == ')' && depth > 0)
+		else if ((*p == ')' || *p == '}') && depth > 0)
 			depth--;
 		if ((*p == ',' && depth == 0) || *p == '\0') {
-			struct event_spec *spec;
-
 			if (p == start) {
 				log_caret(list, (size_t)(p - list), "empty event name in -e");
 				return -1;
 			}
-			opts->events = realloc(opts->events, (opts->nr_events + 1) * sizeof(*spec));
-			spec = &opts->events[opts->nr_events++];
-			spec->name = strndup(start, (size_t)(p - start));
-			spec->filter = NULL;
+			new_event_spec(opts, list, (size_t)(start - list), (size_t)(p - start));
 			start = p + 1;
 		}
 		if (*p == '\0')
 			return 0;
 	}
+}
+
+/* --pfm-events: libpfm4's names, resolved by libpfm4 (event_pfm.h). */
+static int add_pfm_events(struct options *opts, const char *list)
+{
+	if (*list == '\0') {
+		log_caret(list, 0, "empty event list in --pfm-events");
+		return -1;
+	}
+	new_event_spec(opts, list, 0, strlen(list))->pfm = true;
+	return 0;
 }
 
 /* --filter applies to the last event of the -e before it, as in perf. */
@@ -372,6 +411,7 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	switch (opt) {
 	case 'e': return add_events(opts, arg);
 	case OPT_FILTER: return set_filter(opts, arg);
+	case OPT_PFM_EVENTS: return add_pfm_events(opts, arg);
 	case 'a': opts->system_wide = true; return 0;
 	case 'C': free(opts->cpu_list); opts->cpu_list = strdup(arg); return 0;
 	case 'p': free(opts->pid_list); opts->pid_list = strdup(arg); return 0;
@@ -496,6 +536,7 @@ void options_free(struct options *opts)
 	for (size_t i = 0; i < opts->nr_events; i++) {
 		free(opts->events[i].name);
 		free(opts->events[i].filter);
+		free(opts->events[i].arg);
 	}
 	free(opts->events);
 	for (size_t i = 0; i < opts->nr_controls; i++) {

@@ -28,8 +28,12 @@ struct metrics_label {
 
 /* One event as the user wrote it in -e, with the --filter that follows it. */
 struct event_spec {
-	char *name;
+	char *name;		/* an event list, or one range spec */
 	char *filter;
+	/* The -e value it came from and where in it: errors point there. */
+	char *arg;
+	size_t offset;
+	bool pfm;		/* --pfm-events: names for libpfm4 */
 };
 
 /* --call-values at most: 8 bytes per event and 16 per call are kept, so

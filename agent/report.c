@@ -97,6 +97,11 @@ static struct report_value report_value_of(const struct report_row *row)
 	return v;
 }
 
+static const char *report_unit(const struct report_row *row)
+{
+	return row->is_clock ? "msec" : row->unit ? row->unit : "";
+}
+
 static const char *report_status_text(enum report_status status)
 {
 	return status == REPORT_NOT_SUPPORTED ? "<not supported>"
@@ -118,7 +123,8 @@ static struct report_shadow report_shadow_of(const struct report_row *rows,
 	for (size_t i = 0; i < n; i++) {
 		struct report_value v;
 
-		if (!rows[i].is_clock || rows[i].status == REPORT_NOT_SUPPORTED)
+		if (!rows[i].is_clock || rows[i].status == REPORT_NOT_SUPPORTED ||
+		    rows[i].unread)
 			continue;
 		v = report_value_of(&rows[i]);
 		clocks++;
@@ -213,7 +219,7 @@ static void report_text_row(struct report *report,
 			    const struct report_metric *m)
 {
 	FILE *out = report->out;
-	const char *unit = row->is_clock ? "msec" : "";
+	const char *unit = report_unit(row);
 
 	if (v->status != REPORT_COUNTED)
 		fprintf(out, "%*s %-*s %-*s", REPORT_COUNT_WIDTH,
@@ -283,7 +289,7 @@ static void report_csv_row(struct report *report,
 {
 	FILE *out = report->out;
 	const char *sep = report->csv_sep;
-	const char *unit = row->is_clock ? "msec" : "";
+	const char *unit = report_unit(row);
 
 	if (v->status != REPORT_COUNTED)
 		fprintf(out, "%s%s", report_status_text(v->status), sep);
@@ -335,7 +341,7 @@ static void report_json_row(struct report *report,
 	else
 		fprintf(out, "\"counter-value\" : \"%f\", ", v->shown);
 	fprintf(out, "\"unit\" : \"%s\", \"event\" : \"",
-		row->is_clock ? "msec" : "");
+		report_unit(row));
 	report_json_string(out, row->event);
 	fprintf(out, "\", \"event-runtime\" : %" PRIu64
 		", \"pcnt-running\" : %.2f, ", v->run, report_running_pcnt(v));

@@ -31,6 +31,10 @@ struct report_row {
 	uint64_t enabled_ns;	/* time the view's counter was enabled ... */
 	uint64_t running_ns;	/* ... and running on the PMU (for scaling) */
 	bool is_clock;		/* task-clock / cpu-clock: shown as msec */
+	const char *unit;	/* else a unit of its own ("ns": duration_time), or NULL */
+	/* Never read (its group could not open): perf 6.1 then takes no
+	 * clock from a task-clock row for the others' rates. */
+	bool unread;
 	/* A range view: shown as "event@range" (text, -x) or with a "range"
 	 * key (-j); NULL for other views. */
 	const char *range;

@@ -25,38 +25,41 @@
 #include "agent/target.h"
 
 /* The plain -e events (or perf stat's default set when there is no -e at
- * all), each one counter with its default view.  Range specs are
- * session_ranges' business. */
+ * all), each one counter with its default view; a -e list may give many
+ * (a group, a pattern's matches).  Range specs are session_ranges'
+ * business. */
 static int session_resolve_events(struct session *s)
 {
 	const struct options *opts = s->opts;
-	size_t n = opts->nr_events ? opts->nr_events :
-		   opts->null_run ? 0 : events_default_count;
+	struct event_def *defs = NULL;
+	size_t n = 0;
 
-	s->counters = calloc(n, sizeof(*s->counters));
-	s->default_views = calloc(n, sizeof(*s->default_views));
-	for (size_t i = 0; i < n; i++) {
-		struct event_spec fallback = { NULL, NULL };
-		const struct event_spec *spec = &opts->events[0];
-		struct counter *c = &s->counters[s->nr_counters];
-
-		if (opts->nr_events) {
-			spec = &opts->events[i];
-		} else {
-			fallback.name = (char *)events_default_set[i];
-			spec = &fallback;
-		}
-
-		if (opts->nr_events && session_ranges_is_spec(spec))
+	for (size_t i = 0; i < opts->nr_events; i++) {
+		if (session_ranges_is_spec(&opts->events[i]))
 			continue;
-		if (events_resolve(spec, &c->def)) {
-			events_def_free(&c->def);
-			return -1;
-		}
-		view_init(&s->default_views[s->nr_counters], c);
-		s->nr_counters++;
+		if (events_resolve(&opts->events[i], &defs, &n))
+			goto fail;
 	}
+	for (size_t i = 0; !opts->nr_events && !opts->null_run && i < events_default_count; i++) {
+		struct event_spec fallback = { .name = (char *)events_default_set[i] };
+
+		if (events_resolve(&fallback, &defs, &n))
+			goto fail;
+	}
+	s->counters = calloc(n ? n : 1, sizeof(*s->counters));
+	s->default_views = calloc(n ? n : 1, sizeof(*s->default_views));
+	for (size_t i = 0; i < n; i++) {
+		s->counters[i].def = defs[i];
+		view_init(&s->default_views[i], &s->counters[i]);
+	}
+	s->nr_counters = n;
+	free(defs);
 	return session_ranges_parse(s);
+fail:
+	for (size_t i = 0; i < n; i++)
+		events_def_free(&defs[i]);
+	free(defs);
+	return -1;
 }
 
 /* libperf's own messages: only its errors are worth the user's attention.
@@ -168,8 +171,16 @@ static int session_open_counters(struct session *s)
 	if (target_build(&target, s->opts, s->has_workload ? s->workload.pid : -1))
 		return -1;
 	target.enable_on_exec = session_opens_at_exec(s);
-	for (size_t i = 0; i < s->nr_counters && !rc; i++)
-		rc = counter_open(&s->counters[i], &target);
+	for (size_t i = 0; i < s->nr_counters && !rc; i++) {
+		size_t n = s->counters[i].def.group_n;
+
+		if (n > 1) {
+			rc = counter_open_group(&s->counters[i], n, &target);
+			i += n - 1;
+		} else {
+			rc = counter_open(&s->counters[i], &target);
+		}
+	}
 	target_free(&target);
 	return rc;
 }
@@ -357,6 +368,8 @@ int session_start(struct session *s)
 	if (opts->delay_ms == 0)
 		session_open_default_window(s, session_opens_at_exec(s), true);
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	for (size_t i = 0; i < s->nr_counters; i++)
+		counter_tool_start(&s->counters[i], &s->started);
 	if (s->has_workload && workload_start(&s->workload, opts->workload[0]))
 		return -1;
 	return 0;
@@ -393,6 +406,26 @@ struct window *session_window(struct session *s, const char *name, bool create)
 	s->windows[s->nr_windows] = window_new(name, s->counters, s->nr_counters,
 						(size_t)s->opts->call_values);
 	return s->windows[s->nr_windows++];
+}
+
+/* Tool events stop at the run's end ("seconds time elapsed" is their
+ * duration_time) and learn the workload's CPU times. */
+static void session_end_tools(struct session *s)
+{
+	uint64_t user_ns = 0, sys_ns = 0;
+
+	if (s->ended.tv_sec == 0 && s->ended.tv_nsec == 0)
+		clock_gettime(CLOCK_MONOTONIC, &s->ended);
+	if (s->has_workload && !s->workload.running) {
+		const struct rusage *ru = &s->workload.usage;
+
+		user_ns = (uint64_t)ru->ru_utime.tv_sec * 1000000000u +
+			  (uint64_t)ru->ru_utime.tv_usec * 1000u;
+		sys_ns = (uint64_t)ru->ru_stime.tv_sec * 1000000000u +
+			 (uint64_t)ru->ru_stime.tv_usec * 1000u;
+	}
+	for (size_t i = 0; i < s->nr_counters; i++)
+		counter_tool_end(&s->counters[i], &s->ended, user_ns, sys_ns);
 }
 
 /* At the end of the run every gate closes, so every view's sum is final. */
@@ -466,6 +499,7 @@ int session_finish(struct session *s)
 
 	/* The workload is reaped: every thread left its final record. */
 	session_ranges_finish(s);
+	session_end_tools(s);
 	session_close_windows(s);
 	if (s->opts->interval_ms) {
 		/* The last, partial interval, unless --interval-count ended the run. */

@@ -107,7 +107,12 @@ static struct range_set_target target_of(const struct session *s, const pid_t *r
 static void back_plain_counters(struct session *s, struct range_set *rs)
 {
 	for (size_t i = 0; i < s->nr_counters; i++) {
-		size_t m = range_set_find_counted(rs, &s->counters[i].def);
+		size_t m;
+
+		/* A group is read as one; a tool event has no counter. */
+		if (s->counters[i].def.in_group || s->counters[i].def.tool != EVENT_TOOL_NONE)
+			continue;
+		m = range_set_find_counted(rs, &s->counters[i].def);
 
 		if (m)
 			counter_back_with_range(&s->counters[i], rs, m);

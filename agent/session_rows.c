@@ -42,6 +42,8 @@ static void row_fill(struct report_row *row, struct view *v, enum rows_mode mode
 		view_value(v, &value);
 	row->event = v->counter->def.name;
 	row->is_clock = v->counter->def.is_clock;
+	row->unit = v->counter->def.tool != EVENT_TOOL_NONE ? "ns" : NULL;
+	row->unread = v->counter->unopened;
 	row->count = value.val;
 	row->enabled_ns = value.ena;
 	row->running_ns = value.run;

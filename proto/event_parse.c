@@ -1,6 +1,6 @@
 /*
  * event_parse.c: a hand-written parser for perf's -e syntax (the grammar is
- * in event_parse.h, the user's view in docs/events.md), and the tables of
+ * in event_parse.h, the user's view in perfgate(1), EVENTS), and the tables of
  * the names perf knows without asking the machine.
  *
  * perf reads these lists with a flex lexer and a bison grammar

@@ -58,7 +58,7 @@ struct range_set {
 struct range_set_error {
 	size_t spec;
 	size_t offset;
-	char reason[192];
+	char reason[512];	/* an event_error's reason fits */
 };
 
 /* Takes ownership of specs (an array of n) on success; on failure they

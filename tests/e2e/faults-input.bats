@@ -27,20 +27,17 @@ expect_refusal() {
 	echo 1 >/tmp/pg-faults-$$/X/tp/id
 	pg -x, -e "syscalls:../../../../../tmp/pg-faults-$$/X/tp" -- "$MARKER" say ran
 	rm -rf /tmp/pg-faults-$$
-	expect_refusal "perfgate: invalid character '.' in tracepoint name
+	expect_refusal "perfgate: expected a tracepoint name after 'syscalls:', found '.'
   syscalls:../../../../../tmp/pg-faults-$$/X/tp
            ^"
+	# perf's grammar reads "sys/..." as a PMU event: refused all the same.
 	pg -x, -e 'sys/calls:sys_enter_write' -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid character '/' in tracepoint subsystem
+	expect_refusal "perfgate: expected ',' or '/' after a term, found ':'
   sys/calls:sys_enter_write
-     ^"
+           ^"
 	pg -x, -e 'syscalls:sys_enter_write/../id' -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid character '/' in tracepoint name
+	expect_refusal "perfgate: unexpected '/' in tracepoint name
   syscalls:sys_enter_write/../id
-                          ^"
-	pg -x, -e 'syscalls:sys_enter_write:u' -- "$MARKER" say ran
-	expect_refusal "perfgate: a tracepoint has exactly one ':' (subsys:name)
-  syscalls:sys_enter_write:u
                           ^"
 }
 

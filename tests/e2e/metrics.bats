@@ -13,7 +13,6 @@
 load helpers
 
 PY=/usr/bin/python3	# Debian's, with prometheus_client
-: "${RANGER:=/work/main/build/tests/helpers/ranger}"
 R_GATE=syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid
 # A range label that holds double quotes; the --metrics-label value below
 # holds a backslash, a double quote and a newline.
