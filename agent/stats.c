@@ -11,7 +11,7 @@ void stats_init(struct stats *st, size_t cap)
 {
 	memset(st, 0, sizeof(*st));
 	st->cap = cap;
-	st->rng = 0x9e3779b97f4a7c15ull;	/* fixed: a run is repeatable */
+	st->rng = STATS_RANDOM_SEED;
 }
 
 void stats_free(struct stats *st)
@@ -22,9 +22,9 @@ void stats_free(struct stats *st)
 }
 
 /* splitmix64: small, fast, and good enough to pick reservoir slots. */
-static uint64_t stats_next_random(struct stats *st)
+uint64_t stats_random(uint64_t *state)
 {
-	uint64_t z = (st->rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -46,7 +46,7 @@ static int stats_keep(struct stats *st, uint64_t value)
 		return 0;
 	}
 	if (st->cap) {
-		uint64_t slot = stats_next_random(st) % st->n;
+		uint64_t slot = stats_random(&st->rng) % st->n;
 
 		if (slot < st->cap)
 			st->kept[slot] = value;

@@ -45,6 +45,10 @@ double stats_stddev_of_mean(const struct stats *st);
 double stats_quantile(const struct stats *st, double q);
 /* The same over values[0..n), which it sorts in place. */
 double stats_quantile_of(uint64_t *values, size_t n, double q);
+/* splitmix64's next value from *state: the reservoirs' slot picker (a
+ * fixed seed, so that a run is repeatable). */
+uint64_t stats_random(uint64_t *state);
+#define STATS_RANDOM_SEED 0x9e3779b97f4a7c15ull
 /* True when the kept values are a reservoir sample, not all of them. */
 bool stats_sampled(const struct stats *st);
 

@@ -36,7 +36,7 @@ struct window *window_new(const char *name, struct counter *counters, size_t nr,
 	}
 	stats_init(&w->time_stats, 0);
 	w->log.cap = values_cap;
-	w->log.rng = 0x9e3779b97f4a7c15ull;	/* fixed: a run is repeatable */
+	w->log.rng = STATS_RANDOM_SEED;
 	return w;
 }
 
@@ -55,16 +55,6 @@ void window_free(struct window *w)
 	free(w->log.end_ns);
 	free(w->log.values);
 	free(w);
-}
-
-/* splitmix64, to pick reservoir slots. */
-static uint64_t log_random(struct window_call_log *log)
-{
-	uint64_t z = (log->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 /* The row call number `calls` (1-based) goes to, or -1 when it is not
@@ -89,7 +79,7 @@ static long log_slot(struct window *w)
 	}
 	if (!log->cap)
 		return -1;
-	slot = log_random(log) % w->calls;
+	slot = stats_random(&log->rng) % w->calls;
 	return slot < log->cap ? (long)slot : -1;
 }
 

@@ -13,28 +13,6 @@ setup() {
 	export LC_NUMERIC=en_US.UTF-8
 }
 
-# The same masking as perf_compare.bats.
-mask() {
-	sed -E 's/[0-9][0-9.,]*/N/g; s/[KMG]?\/sec/\/sec/g; s/ +/ /g; s/ +$//'
-}
-
-# same_as_perf OPTIONS...: perf stat and perfgate on `marker getppid 1234`
-# (then a sleep of $SLEEP ms, when set) print the same report once digits
-# are masked.
-same_as_perf() {
-	local workload=("$MARKER" getppid 1234 ${SLEEP:+sleep "$SLEEP"})
-	timeout --foreground -k 2 "$PG_TIMEOUT" perf stat "$@" -- "${workload[@]}" \
-		>"$T/perf.out" 2>"$T/perf" 3>&- </dev/null || fail "perf stat $* failed: $(cat "$T/perf")"
-	pg "$@" -- "${workload[@]}"
-	expect_status 0
-	if ! diff <(mask <"$T/perf") <(mask <"$T/err") >"$T/diff"; then
-		echo "--- perf stat $*"; cat "$T/perf"
-		echo "--- perfgate $*"; cat "$T/err"
-		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
-		fail "perfgate's output differs from perf's for: $*"
-	fi
-}
-
 # count_of EVENT: the -x, count perfgate printed for EVENT.
 count_of() {
 	awk -F, -v ev="$1" '$3 == ev { print $1 }' "$T/err"

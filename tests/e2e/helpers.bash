@@ -325,3 +325,29 @@ expect_out() {
 is_number() {
 	[[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]
 }
+
+# ---- perf stat side by side ------------------------------------------------
+
+# mask_digits: digits (with their separators) become N, rate prefixes and
+# runs of blanks (column padding that depends on the digits) go, so two
+# reports of the same events compare line for line.
+mask_digits() {
+	sed -E 's/[0-9][0-9.,]*/N/g; s/[KMG]?\/sec/\/sec/g; s/ +/ /g; s/ +$//'
+}
+
+# same_as_perf OPTIONS...: perf stat and perfgate with OPTIONS on `marker
+# getppid 1234` (then a sleep of $SLEEP ms, when set) print the same
+# report once digits are masked.
+same_as_perf() {
+	local workload=("$MARKER" getppid 1234 ${SLEEP:+sleep "$SLEEP"})
+	timeout --foreground -k 2 "$PG_TIMEOUT" perf stat "$@" -- "${workload[@]}" \
+		>"$T/perf.out" 2>"$T/perf" 3>&- </dev/null || fail "perf stat $* failed: $(cat "$T/perf")"
+	pg "$@" -- "${workload[@]}"
+	expect_status 0
+	if ! diff <(mask_digits <"$T/perf") <(mask_digits <"$T/err") >"$T/diff"; then
+		echo "--- perf stat $*"; cat "$T/perf"
+		echo "--- perfgate $*"; cat "$T/err"
+		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
+		fail "perfgate's output differs from perf's for: $*"
+	fi
+}
