@@ -22,6 +22,9 @@ d'
 
 setup() {
 	common_setup
+	# curl does every scrape: without it a scrape would look like a
+	# server that does not answer.
+	needs curl curl
 	for p in promtool prometheus prometheus-pushgateway; do
 		command -v "$p" >/dev/null || fail "$p is missing: run ./bootstrap"
 	done
