@@ -57,7 +57,7 @@ const char bench_name[] = "windows";
 enum kind { PG_WINDOW, PG_NO_VALUES, PG_ENABLE, PERF, LIBPG, FLOOR };
 
 static const char *const kind_name[] = {
-	[PG_WINDOW] = "perfgate window", [PG_NO_VALUES] = "perfgate window, no values",
+	[PG_WINDOW] = "perfgate window", [PG_NO_VALUES] = "pg window no values",
 	[PG_ENABLE] = "perfgate enable",
 	[PERF] = "perf", [LIBPG] = "libperfgate", [FLOOR] = "floor",
 };
