@@ -18,7 +18,6 @@ threshold *and* significant, p < 0.05.  Exit statuses: 0 no gate failed,
 1 a gate failed, 2 usage error or bad input (perfgate(1), DIFF).
 """
 
-import argparse
 import json
 import math
 import re
@@ -294,15 +293,8 @@ def format_text(report):
     return "\n".join(out) + "\n"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{PROG}: {message}\n")
-        sys.exit(pd.EXIT_BAD_INPUT)
-
-
 def main(argv=None):
-    ap = _Parser(prog=PROG, description="Compare two perfgate --json-file runs, view by view, "
+    ap = pd.ArgumentParser(prog=PROG, description="Compare two perfgate --json-file runs, view by view, "
                  "with a 95%% confidence interval and Welch's t-test on the per-call values.",
                  epilog="Exit status: 0 no --fail-if gate failed, 1 a gate failed (a change past "
                  "its threshold and significant, p < 0.05), 2 usage error or bad input.")

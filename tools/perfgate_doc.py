@@ -11,8 +11,10 @@ Every problem with an input is a ToolError, whose text is the message the
 tools print (exit status 2): no traceback reaches the user.
 """
 
+import argparse
 import json
 import math
+import sys
 
 SCHEMA_VERSION = 2
 
@@ -23,6 +25,16 @@ EXIT_BAD_INPUT = 2
 
 # The metric of a window's per-call wall times, next to its events.
 WALL_TIME = "wall-time"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error exits with EXIT_BAD_INPUT (2), as bad
+    input does, after the usage line and "PROG: MESSAGE"."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: {message}\n")
+        sys.exit(EXIT_BAD_INPUT)
 
 
 class ToolError(Exception):

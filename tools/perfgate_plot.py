@@ -19,7 +19,6 @@ plot_run() returns the matplotlib Figure, for tests and other callers;
 main() is the command (exit 0, or 2 for usage errors and bad input).
 """
 
-import argparse
 import math
 import os
 import sys
@@ -230,15 +229,8 @@ def save(fig, path):
         raise ToolError(f"-o {path}: cannot write: {e.strerror}") from None
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{PROG}: {message}\n")
-        sys.exit(pd.EXIT_BAD_INPUT)
-
-
 def main(argv=None):
-    ap = _Parser(prog=PROG, description="Draw a perfgate --json-file run: one panel per "
+    ap = pd.ArgumentParser(prog=PROG, description="Draw a perfgate --json-file run: one panel per "
                  "event, the -I series with each window call shaded, or per-call bars.",
                  epilog="Exit status: 0 drawn, 2 usage error or bad input.")
     ap.add_argument("run", metavar="RUN.json")
