@@ -35,8 +35,11 @@ static json_t *json_text(const char *text)
 
 	if (!text)
 		return NULL;
+	/* Names are nearly always UTF-8 already: no copy on the reply path. */
+	if (utf8_valid(text))
+		return json_string_nocheck(text);
 	clean = utf8_sanitize(text);
-	j = clean ? json_string(clean) : NULL;
+	j = clean ? json_string_nocheck(clean) : NULL;
 	free(clean);
 	return j;
 }
@@ -44,10 +47,15 @@ static json_t *json_text(const char *text)
 /* obj[key] = value, with the key made UTF-8 as json_text does. */
 static void json_set(json_t *obj, const char *key, json_t *value)
 {
-	char *clean = utf8_sanitize(key);
+	char *clean;
 
+	if (utf8_valid(key)) {
+		json_object_set_new_nocheck(obj, key, value);
+		return;
+	}
+	clean = utf8_sanitize(key);
 	if (clean)
-		json_object_set_new(obj, clean, value);
+		json_object_set_new_nocheck(obj, clean, value);
 	else
 		json_decref(value);
 	free(clean);

@@ -1,6 +1,7 @@
 /*
  * utf8: validity per RFC 3629, and the U+FFFD replacement of stray bytes.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,16 @@ size_t utf8_char_len(const char *str)
 		return s[1] >= lo && s[1] <= hi && utf8_cont(s[2]) && utf8_cont(s[3]) ? 4 : 0;
 	}
 	return 0;
+}
+
+bool utf8_valid(const char *s)
+{
+	size_t n;
+
+	for (; *s; s += n)
+		if ((n = utf8_char_len(s)) == 0)
+			return false;
+	return true;
 }
 
 char *utf8_sanitize(const char *s)

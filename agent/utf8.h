@@ -8,6 +8,7 @@
 #ifndef PERFGATE_UTF8_H
 #define PERFGATE_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define UTF8_REPLACEMENT "\xef\xbf\xbd"	/* U+FFFD */
@@ -15,6 +16,8 @@
 /* Length (1-4) of the well-formed sequence at the start of the
  * NUL-terminated s, or 0 when its first byte does not start one. */
 size_t utf8_char_len(const char *s);
+/* s is well-formed UTF-8 throughout: nothing to replace. */
+bool utf8_valid(const char *s);
 /* A malloc'd copy of s with every stray byte replaced by U+FFFD. */
 char *utf8_sanitize(const char *s);
 
