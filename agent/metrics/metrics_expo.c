@@ -14,6 +14,7 @@
 #include <string.h>
 #include <event2/buffer.h>
 
+#include "agent/utf8.h"
 #include "agent/metrics/metrics_expo.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"
@@ -42,36 +43,6 @@ const char *metrics_expo_content_type(enum metrics_format format)
 		"text/plain; version=0.0.4; charset=utf-8";
 }
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF. */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /*
  * A label value between double quotes: backslash, double quote and
  * newline escaped (both formats).  Label values must be UTF-8; a byte that
@@ -79,12 +50,11 @@ static size_t utf8_len(const unsigned char *p, size_t n)
  */
 static void expo_label_value(struct evbuffer *out, const char *value)
 {
-	const unsigned char *p = (const unsigned char *)value;
-	size_t n = strlen(value);
+	const char *p = value;
 
 	evbuffer_add(out, "\"", 1);
-	while (n) {
-		size_t len = utf8_len(p, n);
+	while (*p) {
+		size_t len = utf8_char_len(p);
 
 		if (*p == '\\')
 			evbuffer_add(out, "\\\\", 2);
@@ -95,11 +65,8 @@ static void expo_label_value(struct evbuffer *out, const char *value)
 		else if (len)
 			evbuffer_add(out, p, len);
 		else
-			evbuffer_add(out, "\xef\xbf\xbd", 3);
-		if (!len)
-			len = 1;
-		p += len;
-		n -= len;
+			evbuffer_add(out, UTF8_REPLACEMENT, 3);
+		p += len ? len : 1;
 	}
 	evbuffer_add(out, "\"", 1);
 }
