@@ -39,6 +39,7 @@ static void commands_window(struct session *s, struct control_channel *ch,
 {
 	char reason[CTL_REPLY_MAX];
 
+	session_ranges_drain(s);	/* counters the ranges back are read as of now */
 	if (commands_set_default_window(s, cmd->name, cmd->kind == CTL_CMD_ENABLE)) {
 		control_reply(ch, true, NULL);
 		return;

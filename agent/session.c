@@ -234,6 +234,7 @@ static int session_open_channels(struct session *s)
  */
 static void session_open_default_window(struct session *s, bool at_exec, bool at_start)
 {
+	session_ranges_drain(s);	/* counters the ranges back are read as of now */
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		if (at_exec || (at_start && s->counters[i].backing))
 			view_open_at_exec(&s->default_views[i]);

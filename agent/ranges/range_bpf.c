@@ -7,8 +7,8 @@
  * per (tracepoint, filter) with its index as the BPF cookie, then mark the
  * tasks to measure: the workload at its exec, or the threads that exist
  * (walked until no new one appears; later ones are marked by the fork
- * program).  Reading: a flush program runs on every CPU, then the per-CPU
- * sums are added up.
+ * program).  Reading: a flush program runs on every CPU and copies that
+ * CPU's sums whole (the snapshot map), then the snapshots are added up.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -898,7 +898,7 @@ void range_bpf_refresh(struct range_bpf *b)
 		return;	/* the values are final */
 	for (int i = 0; i < perf_cpu_map__nr(b->online); i++)
 		flush_cpu(b, perf_cpu_map__cpu(b->online, i).cpu);
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.sums), &zero, b->percpu))
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.snapshot), &zero, b->percpu))
 		return;
 	memset(b->values, 0, (RB_VIEWS_MAX + 1) * RB_EVENTS_MAX * sizeof(uint64_t));
 	for (int cpu = 0; cpu < b->nr_cpus; cpu++)
@@ -914,11 +914,10 @@ uint64_t range_bpf_value(const struct range_bpf *b, size_t view, size_t member)
 	return e < 0 ? 0 : b->values[view * RB_EVENTS_MAX + (size_t)e];
 }
 
-uint64_t range_bpf_total(struct range_bpf *b, size_t member, uint64_t *ns)
+uint64_t range_bpf_total(const struct range_bpf *b, size_t member, uint64_t *ns)
 {
 	struct timespec now;
 
-	range_bpf_refresh(b);
 	if (b->unloaded)
 		now = b->ended;
 	else

@@ -41,9 +41,12 @@ void range_bpf_close(struct range_bpf *b);
 void range_bpf_refresh(struct range_bpf *b);
 /* View v's count of set member m, as of the last refresh. */
 uint64_t range_bpf_value(const struct range_bpf *b, size_t view, size_t member);
-/* Every measured task's count of member m (the plain view it backs),
- * refreshed now; *ns is how long the set has been counting. */
-uint64_t range_bpf_total(struct range_bpf *b, size_t member, uint64_t *ns);
+/* Every measured task's count of member m (the plain view it backs), as
+ * of the last refresh, like the views' values: a reading of the plain view
+ * and of the range views between two refreshes is one reading, so that
+ * E == E@R + E@!R holds in every interval line, not only at the end.
+ * *ns is how long the set has been counting. */
+uint64_t range_bpf_total(const struct range_bpf *b, size_t member, uint64_t *ns);
 bool range_bpf_supported(const struct range_bpf *b, size_t member);
 /* Hits or switches the programs could not account exactly (another BPF
  * program busy on the CPU, no task storage): the views are incomplete. */

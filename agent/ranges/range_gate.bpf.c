@@ -10,8 +10,9 @@
  * A stretch belongs to the task running on the CPU; it ends, and its delta
  * goes to that task's open views in `sums`, when a trigger flips a view's
  * gate, when the task leaves the CPU, or when the agent asks for numbers
- * (the flush program, run on each CPU by BPF_PROG_TEST_RUN): so the maps
- * are exact whenever the agent reads them, with nothing to drain or lose.
+ * (the flush program, run on each CPU by BPF_PROG_TEST_RUN, which also
+ * copies the CPU's sums into `snapshot`): so what the agent reads is exact
+ * and whole, with nothing to drain or lose.
  *
  * The switch-out is seen where perf switches its per-task counters: a
  * per-CPU "context-switches" software event with a sample period of 1
@@ -88,6 +89,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rb_sums);
 } sums SEC(".maps");
+
+/*
+ * The sums as the last flush on each CPU left them, which is what the
+ * agent reads.  A program on another CPU adds a hit to its views, then to
+ * the total; a copy of the live sums taken in between would show a total
+ * one above its views.  The flush copies its CPU's sums while it holds the
+ * CPU (busy), so every snapshot is whole: the views add up to the total.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rb_sums);
+} snapshot SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -795,6 +810,17 @@ int BPF_PROG(on_exec, struct task_struct *p)
  * starts a new one, so the sums are whole when the agent reads them.  A
  * task the agent just began to measure starts its first stretch here.
  */
+/* This CPU's sums into its snapshot: called with the CPU held (busy). */
+static __always_inline void take_snapshot(void)
+{
+	__u32 zero = 0;
+	struct rb_sums *live = bpf_map_lookup_elem(&sums, &zero);
+	struct rb_sums *copy = bpf_map_lookup_elem(&snapshot, &zero);
+
+	if (live && copy)
+		bpf_probe_read_kernel(copy, sizeof(*copy), live);
+}
+
 SEC("raw_tp")
 int flush(void *ctx)
 {
@@ -819,6 +845,7 @@ int flush(void *ctx)
 	} else {
 		stretch_cut(running_views(c, task_state(task)));
 	}
+	take_snapshot();
 	barrier();
 	c->busy = 0;
 	return RB_FLUSH_DONE;

@@ -102,7 +102,8 @@ void range_set_unload(struct range_set *rs);
 
 /* The member counting the same thing as def (no filter), or 0 if none. */
 size_t range_set_find_counted(const struct range_set *rs, const struct event_def *def);
-/* The kernel's current value of a member (for a counter it backs). */
+/* A member's value (for a counter it backs): the kernel's current one
+ * (sample backend), or as of the last range_set_drain (BPF backend). */
 void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value);
 /* Can the set count member m on this machine? */
 bool range_set_member_supported(const struct range_set *rs, size_t member);
