@@ -270,11 +270,13 @@ PY
 }
 
 @test "tests default to this checkout's build tree, never to an absolute checkout path" {
-	local got
+	local got src
+	# A build configured as ../configure names the source root build/..
+	src=$(cd "$SRCDIR" && pwd)
 	got=$(env -u PERFGATE -u MARKER -u RANGER -u PERFGATE_BUILD_DIR -u PG_BUILD_DIR -u SRCDIR \
-		BATS_TEST_DIRNAME="$SRCDIR/tests/e2e" bash -c \
+		BATS_TEST_DIRNAME="$src/tests/e2e" bash -c \
 		'source "$BATS_TEST_DIRNAME/helpers.bash"; echo "$PERFGATE $MARKER $RANGER"')
-	[ "$got" = "$SRCDIR/build/agent/perfgate $SRCDIR/build/tests/helpers/marker $SRCDIR/build/tests/helpers/ranger" ] ||
+	[ "$got" = "$src/build/agent/perfgate $src/build/tests/helpers/marker $src/build/tests/helpers/ranger" ] ||
 		fail "defaults: $got"
 	! grep -rnE '/work/(main|wt)' "$SRCDIR/tests" "$SRCDIR/.ci" "$SRCDIR/bootstrap" "$SRCDIR/Makefile.am" ||
 		fail "an absolute checkout path above"
