@@ -174,6 +174,13 @@ static int session_open_counters(struct session *s)
 	for (size_t i = 0; i < s->nr_counters && !rc; i++) {
 		size_t n = s->counters[i].def.group_n;
 
+		/* As perf 6.1: an event that cannot open on every listed CPU
+		 * is <not supported>, and the run goes on. */
+		if (target.cpus_missing && s->counters[i].def.tool == EVENT_TOOL_NONE &&
+		    !s->counters[i].backing) {
+			s->counters[i].supported = false;
+			continue;
+		}
 		if (n > 1) {
 			rc = counter_open_group(&s->counters[i], n, &target);
 			i += n - 1;
