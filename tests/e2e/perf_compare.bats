@@ -5,8 +5,9 @@
 # line for line, once digits are masked (counts, times, percentages and
 # the magnitude of rates differ between any two runs).
 #
-# The differences perfgate intends are listed in perfgate(1), "perf stat
-# compatibility"; none of the option sets below may show one.
+# The differences perfgate intends are listed in README.md, "Same as perf
+# stat 6.1, and what differs" (and perfgate(1) at each option); none of the
+# option sets below may show one.
 
 load helpers
 
