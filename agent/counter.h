@@ -65,6 +65,8 @@ struct counter_target {
 	struct perf_thread_map *threads;
 	bool inherit;		/* count children of the target threads too */
 	bool enable_on_exec;	/* the kernel enables it when the workload execs */
+	bool cpus_missing;	/* -C named CPUs that are not online: nothing
+				 * opens, every event is "<not supported>" */
 };
 
 /* A group's shared part: the evlist libperf opened it as, and the

@@ -51,18 +51,21 @@ expect_refusal() {
 	expect_out ran
 }
 
-@test "-C with a CPU that is not online names it, the online CPUs, and has a caret under it" {
-	local online bad
-	online=$(cat /sys/devices/system/cpu/online)
+@test "-C with a CPU that is not online: <not supported> rows and the workload's status, as perf 6.1" {
+	local bad
 	bad=$(( $(getconf _NPROCESSORS_CONF) + 5 ))
-	pg -x, -C "$bad" -e task-clock -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid value for -C: CPU $bad is not online (online CPUs: $online)
-  $bad
-  ^"
-	pg -x, -C "0,$bad" -e task-clock -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid value for -C: CPU $bad is not online (online CPUs: $online)
-  0,$bad
-    ^"
+	pg -x, -C "$bad" -e task-clock,syscalls:sys_enter_getppid -- "$MARKER" say ran exit 3
+	expect_status 3
+	expect_out ran
+	[ "$(cat "$T/err")" = "<not supported>,msec,task-clock,0,100.00,,
+<not supported>,,syscalls:sys_enter_getppid,0,100.00,," ] || { show_run; fail "expected two <not supported> rows"; }
+	pg -C "0,$bad" -e task-clock -- "$MARKER" say ran
+	expect_status 0
+	grep -q "^ Performance counter stats for 'CPU(s) 0,$bad':\$" "$T/err" || { show_run; fail "header"; }
+	grep -q '^   <not supported> msec task-clock  ' "$T/err" || { show_run; fail "no <not supported> row"; }
+}
+
+@test "-C LIST syntax errors name the position with a caret" {
 	pg -x, -C "0,x" -e task-clock -- "$MARKER" say ran
 	expect_refusal "perfgate: invalid value for -C: expected a CPU number or range (0,2-3)
   0,x
