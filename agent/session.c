@@ -254,8 +254,12 @@ static void on_interval(evutil_socket_t fd, short what, void *arg)
 	struct session *s = arg;
 
 	(void)fd, (void)what;
+	/* Every view of a counter (the default one, each window's) shares
+	 * one read of it per interval. */
+	counter_reading_begin();
 	session_print_interval(s);
 	metrics_interval(s);
+	counter_reading_end();
 	if (!s->opts->interval_count || ++s->intervals_done < s->opts->interval_count)
 		return;
 	/* As perf stat: the count ends the printing; a workload still runs
