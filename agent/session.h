@@ -15,6 +15,7 @@
 
 #include "agent/control.h"
 #include "agent/counter.h"
+#include "agent/json_buf.h"
 #include "agent/options.h"
 #include "agent/output.h"
 #include "agent/report.h"
@@ -73,6 +74,8 @@ struct session {
 	unsigned long intervals_dropped;	/* past JSON_REPORT_INTERVALS_MAX */
 	int exit_signal;		/* the signal that ended the run (signals.h), or 0 */
 	struct metrics *metrics;	/* --metrics-*: agent/metrics/, or NULL */
+	struct json_buf reply;		/* the window-end reply, kept between calls */
+	size_t *reply_keys;		/* its keys per counter (json_report) */
 };
 
 /* Resolve events and open the report output. */
