@@ -730,6 +730,23 @@ static void child_fork(struct perfgate *pg)
 	check_int(status, 0, "the forked child finished");
 }
 
+/* The same on a handle opened single_process: no record lock until the
+ * fork, then the lock again in both processes (else their replies mix). */
+static void child_fork_single(struct perfgate *pg)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct perfgate *single = NULL;
+
+	(void)pg;
+	opts.single_process = true;
+	if (!check(perfgate_open(&single, &opts) == 0 && !perfgate_is_inert(single),
+		   "a single_process handle from the environment", "%s", perfgate_last_error()))
+		return;
+	fork_loop(single, "s", 50);	/* alone: no record lock */
+	child_fork(single);
+	perfgate_close(single);
+}
+
 static volatile bool hammer_stop;
 
 static void *hammer(void *arg)
@@ -870,6 +887,7 @@ static int child_main(const char *mode, const char *results)
 	static const struct { const char *mode; void (*fn)(struct perfgate *); } modes[] = {
 		{ "exact", child_exact }, { "threads", child_threads }, { "names", child_names },
 		{ "fork", child_fork }, { "atfork", child_atfork }, { "errors", child_errors },
+		{ "fork_single", child_fork_single },
 		{ "gone", child_gone }, { "ranges", child_ranges }, { "long", child_long },
 	};
 	struct perfgate *pg;
@@ -912,6 +930,7 @@ static void test_agent(void)
 	}
 
 	agent_scenario("fork", 4);
+	agent_scenario("fork_single", 6);
 	agent_scenario("atfork", 2);
 	agent_scenario("errors", 15);
 
