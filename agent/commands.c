@@ -83,7 +83,9 @@ static void commands_window_begin(struct session *s, struct control_channel *ch,
 	}
 	session_ranges_drain(s);
 	ranges = session_ranges_values(s, &nr_ranges);
-	if (window_begin(w ? w : session_window(s, cmd->name, true), ranges, nr_ranges)) {
+	if (!w)
+		w = session_window(s, cmd->name, true);
+	if (!w || window_begin(w, ranges, nr_ranges)) {
 		free(ranges);
 		snprintf(reason, sizeof(reason), "window '%s': out of memory", cmd->name);
 		control_reply(ch, false, reason);

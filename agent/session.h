@@ -43,6 +43,8 @@ struct session {
 
 	struct window **windows;	/* named windows, in order of first begin */
 	size_t nr_windows;
+	struct json_t *window_index;	/* name -> index in windows: a command
+					 * finds its window in O(1), however many */
 	size_t nr_open_calls;		/* begins without an end, all windows */
 
 	struct control_channel *channels;
