@@ -11,7 +11,9 @@
  *    each pair also holds a POSIX record lock (fcntl F_WRLCK) on the ctl
  *    pipe.  It costs two system calls per command (about 5 us of the 20 us
  *    a command takes on a 2-CPU VM), so a handle opened single_process
- *    skips it until this process forks (pthread_atfork tells).  The library
+ *    skips it until this process forks (pthread_atfork tells).  Such a
+ *    handle also writes with no SIGPIPE mask (write_nosigpipe's two
+ *    system calls), holding a read end of the ctl pipe of its own.  The library
  *    cannot tell on its own that no other process uses the channel: a
  *    program started with posix_spawn or system() inherits the agent's fds
  *    without any fork handler running, and so do the workload's other
@@ -55,6 +57,11 @@
 struct perfgate {
 	bool inert;
 	int ctl_fd, ack_fd;	/* our own close-on-exec, non-blocking fds */
+	/* single_process: a read end of the ctl pipe of our own, so that a
+	 * write never raises SIGPIPE and needs no signal mask around it (two
+	 * system calls).  The agent's death then shows on the reply channel
+	 * (ECONNRESET) rather than as EPIPE.  -1 when none. */
+	int ctl_reader_fd;
 	int timeout_ms;
 	/* Reply state, only touched under channel_mutex.  A forked child gets
 	 * a copy that belongs to its parent; generation tells them apart. */
@@ -236,7 +243,8 @@ static int write_line(struct perfgate *pg, const char *line, const struct timesp
 	memcpy(out, line, len);
 	out[len++] = '\n';
 	while (done < len) {
-		n = write_nosigpipe(pg->ctl_fd, out + done, len - done);
+		n = pg->ctl_reader_fd >= 0 ? write(pg->ctl_fd, out + done, len - done) :
+					     write_nosigpipe(pg->ctl_fd, out + done, len - done);
 		if (n > 0) {
 			done += (size_t)n;
 			continue;
@@ -486,6 +494,19 @@ static int reopen_fd(int fd, int mode, const char *what)
 	return nfd;
 }
 
+/* A read end of the pipe or FIFO fd writes to, or -1 (a socket, say:
+ * its writes then go through write_nosigpipe). */
+static int open_reader(int fd)
+{
+	char path[40];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
 /* A FIFO by path: not through a symbolic link, and it must be a FIFO. */
 static int open_fifo(const char *path, int mode, const char *what)
 {
@@ -640,12 +661,14 @@ int perfgate_open(struct perfgate **pgp, const struct perfgate_opts *opts)
 		free(pg);
 		return fail(ENOMEM, "perfgate_open: out of memory");
 	}
-	pg->ctl_fd = pg->ack_fd = -1;
+	pg->ctl_fd = pg->ack_fd = pg->ctl_reader_fd = -1;
 	pg->generation = fork_generation;
 	pg->single_process = OPTS_GET(opts, single_process, false);
 	rc = connect_opts(pg, opts);
 	if (!rc && !pg->inert)
 		rc = timeout_from(opts, &pg->timeout_ms);
+	if (!rc && !pg->inert && pg->single_process)
+		pg->ctl_reader_fd = open_reader(pg->ctl_fd);
 	if (rc) {
 		perfgate_close(pg);
 		errno = -rc;
@@ -689,6 +712,8 @@ void perfgate_close(struct perfgate *pg)
 		close(pg->ctl_fd);
 	if (pg->ack_fd >= 0)
 		close(pg->ack_fd);
+	if (pg->ctl_reader_fd >= 0)
+		close(pg->ctl_reader_fd);
 	pthread_mutex_unlock(&channel_mutex);
 	free(pg->buf);
 	free(pg);
