@@ -16,6 +16,7 @@
  *	perf              "enable" -> "ack\n\0", "disable" -> "ack\n\0"
  *	libperfgate       perfgate_window_begin() + perfgate_window_end(), the
  *	                  C client library (dlopen'ed) against its own perfgate
+ *	libperfgate 1proc the same on a handle opened single_process
  *	floor             a minimal agent built in here: poll, read, "ack\n" per
  *	                  line: what two round trips cost with no agent work
  *
@@ -24,6 +25,10 @@
  * /proc/PID/task/TID/schedstat's first field, ns on a CPU, read before and
  * after each measured block), then the ratios to perf.  The window-end reply
  * is checked: its "calls" must be the number of pairs sent so far.
+ *
+ * -e gives every agent's events (task-clock by default); --open-windows N
+ * has each perfgate begin N other windows before w and leave them open, to
+ * show that a pair does not grow with the windows an agent holds.
  *
  * All agents run at once and are measured in turns of -b pairs, the order
  * reversed every round, so drift on a shared VM hits all alike.  Each
