@@ -114,7 +114,6 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 	session_ranges_drain(s);
 	text = json_report_window_end(s, w, &result, reason, sizeof(reason));
 	control_reply(ch, text != NULL, text ? text : reason);
-	free(result.call);
 	free(result.ranges_at_begin);
 }
 
