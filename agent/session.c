@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <stdarg.h>
 #include <event2/event.h>
+#include <jansson.h>
 #include <perf/core.h>
 
 #include "agent/commands.h"
@@ -329,8 +330,12 @@ static void on_interval(evutil_socket_t fd, short what, void *arg)
 	struct session *s = arg;
 
 	(void)fd, (void)what;
+	/* Every view of a counter (the default one, each window's) shares
+	 * one read of it per interval. */
+	counter_reading_begin();
 	session_print_interval(s);
 	metrics_interval(s);
+	counter_reading_end();
 	if (!s->opts->interval_count || ++s->intervals_done < s->opts->interval_count)
 		return;
 	/* As perf stat: the count ends the printing; a workload still runs
@@ -480,14 +485,28 @@ void session_run(struct session *s)
 
 struct window *session_window(struct session *s, const char *name, bool create)
 {
-	for (size_t i = 0; i < s->nr_windows; i++)
-		if (strcmp(s->windows[i]->name, name) == 0)
-			return s->windows[i];
+	json_t *at = s->window_index ? json_object_get(s->window_index, name) : NULL;
+	struct window **windows, *w;
+
+	if (at)
+		return s->windows[json_integer_value(at)];
 	if (!create)
 		return NULL;
-	s->windows = realloc(s->windows, (s->nr_windows + 1) * sizeof(*s->windows));
-	s->windows[s->nr_windows] = window_new(name, s->counters, s->nr_counters,
-						(size_t)s->opts->call_values);
+	if (!s->window_index && !(s->window_index = json_object()))
+		return NULL;
+	windows = realloc(s->windows, (s->nr_windows + 1) * sizeof(*s->windows));
+	if (!windows)
+		return NULL;
+	s->windows = windows;
+	w = window_new(name, s->counters, s->nr_counters, (size_t)s->opts->call_values);
+	if (!w)
+		return NULL;
+	if (json_object_set_new_nocheck(s->window_index, name,
+					json_integer((json_int_t)s->nr_windows))) {
+		window_free(w);
+		return NULL;
+	}
+	s->windows[s->nr_windows] = w;
 	return s->windows[s->nr_windows++];
 }
 
@@ -555,6 +574,8 @@ static void session_free(struct session *s)
 	for (size_t i = 0; i < s->nr_windows; i++)
 		window_free(s->windows[i]);
 	free(s->windows);
+	json_decref(s->window_index);
+	s->window_index = NULL;
 	free(s->counters);
 	free(s->default_views);
 	free(s->channels);
