@@ -446,6 +446,54 @@ void counter_read(struct counter *c, struct counter_value *value)
 	}
 }
 
+/* One position of a group member: one read of the leader's fd there. */
+static int counter_read_group_index(struct counter *c, size_t k, struct counter_value *value)
+{
+	const struct counter_group *g = c->group;
+	size_t words = 3 + 2 * g->n;
+	uint64_t buf[3 + 2 * 64], *data = words <= 3 + 2 * 64 ? buf :
+					      malloc(words * sizeof(*data));
+	int rc = -1;
+
+	if (!data)
+		return -1;
+	if (read(g->leader_fds[k], data, words * sizeof(*data)) == (ssize_t)(words * sizeof(*data)) &&
+	    data[0] == g->n) {
+		value->ena = data[1];
+		value->run = data[2];
+		value->val = data[3 + 2 * c->group_pos];
+		rc = 0;
+	}
+	if (data != buf)
+		free(data);
+	return rc;
+}
+
+int counter_read_index(struct counter *c, int cpu, int thread, struct counter_value *value)
+{
+	struct perf_counts_values counts = { 0 };
+
+	memset(value, 0, sizeof(*value));
+	if (c->def.tool != EVENT_TOOL_NONE) {
+		if (cpu != 0)
+			return -1;
+		counter_read_tool(c, value);
+		return 0;
+	}
+	if (c->backing || !c->evsel || cpu < 0 || cpu >= c->nr_cpus || thread < 0 ||
+	    thread >= c->nr_threads)
+		return -1;
+	if (c->group)
+		return counter_read_group_index(c, (size_t)cpu * (size_t)c->nr_threads +
+						(size_t)thread, value);
+	if (perf_evsel__read(c->evsel, cpu, thread, &counts))
+		return -1;
+	value->val = counts.val;
+	value->ena = counts.ena;
+	value->run = counts.run;
+	return 0;
+}
+
 static void counter_tool_retain(struct counter *c)
 {
 	if (c->def.tool != EVENT_TOOL_NONE && c->users == 0)

@@ -88,6 +88,14 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 void counter_close(struct counter *c);
 
 void counter_read(struct counter *c, struct counter_value *value);
+/* The value at one (cpu, thread) position of the maps c was opened on,
+ * for the aggregation modes (-A, --per-*; aggr.h).  A tool event has its
+ * whole value on the first CPU and on each thread, as perf shows
+ * duration_time on the first CPU only and whole on every thread.
+ * Returns 0, or -1 when c has no value there: on other CPUs for a tool event,
+ * a counter the machine lacks or that could not open, and a counter read
+ * from a range set (c->backing), which is not kept per CPU. */
+int counter_read_index(struct counter *c, int cpu, int thread, struct counter_value *value);
 /* Tool events: the run's start (a view open at exec counts from there),
  * and its end, with the workload's CPU times; no-ops for other counters. */
 void counter_tool_start(struct counter *c, const struct timespec *started);

@@ -14,6 +14,7 @@
 #include <event2/event.h>
 #include <perf/core.h>
 
+#include "agent/aggr.h"
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
@@ -124,6 +125,7 @@ static int session_open_output(struct session *s)
 	s->report.no_big_num = opts->no_big_num;
 	s->report.null_run = opts->null_run;
 	s->report.nmi_watchdog = session_nmi_watchdog_on();
+	s->report.aggr_mode = opts->aggr_mode;
 	return 0;
 }
 
@@ -163,6 +165,19 @@ static bool session_opens_at_exec(const struct session *s)
 	       !s->opts->system_wide && !s->opts->cpu_list;
 }
 
+/* -A, --per-*: the report's keys, and the default window's values kept
+ * per CPU and thread to sum per key.  Named windows and ranges stay
+ * summed over the whole target. */
+static int session_track_aggr(struct session *s, const struct counter_target *target)
+{
+	s->aggr = aggr_map_new(s->opts->aggr_mode, target);
+	if (!s->aggr)
+		return -1;
+	for (size_t i = 0; i < s->nr_counters; i++)
+		view_track_positions(&s->default_views[i], s->aggr->nr_cpus, s->aggr->nr_threads);
+	return 0;
+}
+
 static int session_open_counters(struct session *s)
 {
 	struct counter_target target;
@@ -181,6 +196,8 @@ static int session_open_counters(struct session *s)
 			rc = counter_open(&s->counters[i], &target);
 		}
 	}
+	if (!rc && s->opts->aggr_mode != AGGR_GLOBAL)
+		rc = session_track_aggr(s, &target);
 	target_free(&target);
 	return rc;
 }
@@ -460,9 +477,11 @@ static void session_free(struct session *s)
 	if (s->delay_timer)
 		event_free(s->delay_timer);
 	for (size_t i = 0; i < s->nr_counters; i++) {
+		view_free_positions(&s->default_views[i]);
 		counter_close(&s->counters[i]);
 		events_def_free(&s->counters[i].def);
 	}
+	aggr_map_free(s->aggr);
 	session_ranges_free(s);
 	json_report_free(s);
 	if (s->base)
