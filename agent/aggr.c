@@ -208,9 +208,23 @@ void aggr_map_free(struct aggr_map *m)
 	free(m);
 }
 
-/* One view's sums per key: value and the number of CPUs (or threads)
- * that had one, into sums[nr_keys] and nrs[nr_keys]. */
-static void view_sums(const struct aggr_map *m, struct view *v, bool interval,
+void aggr_key_name(const struct aggr_map *m, size_t key, char *buf, size_t cap)
+{
+	const struct report_aggr_key *k = &m->keys[key];
+
+	switch (m->mode) {
+	case AGGR_NONE: snprintf(buf, cap, "CPU%d", k->cpu); return;
+	case AGGR_THREAD: snprintf(buf, cap, "%s-%d", k->comm, (int)k->tid); return;
+	case AGGR_CORE: snprintf(buf, cap, "S%d-D%d-C%d", k->socket, k->die, k->core); return;
+	case AGGR_DIE: snprintf(buf, cap, "S%d-D%d", k->socket, k->die); return;
+	case AGGR_SOCKET: snprintf(buf, cap, "S%d", k->socket); return;
+	case AGGR_NODE: snprintf(buf, cap, "N%d", k->node); return;
+	case AGGR_GLOBAL: break;
+	}
+	snprintf(buf, cap, "all");
+}
+
+void aggr_view_sums(const struct aggr_map *m, struct view *v, bool interval,
 		      struct counter_value *sums, int *nrs)
 {
 	memset(sums, 0, m->nr_keys * sizeof(*sums));
@@ -279,7 +293,7 @@ struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 		return rows;
 	}
 	for (size_t i = 0; i < nr; i++)
-		view_sums(m, &views[i], interval, &sums[i * nk], &nrs[i * nk]);
+		aggr_view_sums(m, &views[i], interval, &sums[i * nk], &nrs[i * nk]);
 	if (m->mode == AGGR_NONE || m->mode == AGGR_THREAD) {
 		/* Event by event, a row per CPU or thread that has the event
 		 * (duration_time is on the first only); an event the machine

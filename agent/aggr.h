@@ -33,6 +33,14 @@ struct aggr_map {
 struct aggr_map *aggr_map_new(enum aggr_mode mode, const struct counter_target *target);
 void aggr_map_free(struct aggr_map *m);
 
+/* A view's sums per key into sums[m->nr_keys], with the number of
+ * positions (CPUs, threads) that had a value into nrs[m->nr_keys]. */
+void aggr_view_sums(const struct aggr_map *m, struct view *v, bool interval,
+		    struct counter_value *sums, int *nrs);
+/* Key number key as perf's -x column spells it: "CPU0", "S0-D0-C1",
+ * "S0-D0", "S0", "N0", "comm-tid". */
+void aggr_key_name(const struct aggr_map *m, size_t key, char *buf, size_t cap);
+
 /* The rows of views[0..nr) per key (malloc'd, *n of them; each row's
  * aggr points into m), from totals[0..nr), the views' own rows just
  * taken (whether each was counted).  interval: the deltas

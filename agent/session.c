@@ -15,6 +15,7 @@
 #include <perf/core.h>
 
 #include "agent/aggr.h"
+#include "agent/cgroup.h"
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
@@ -371,6 +372,15 @@ int session_start(struct session *s)
 
 	int child_fds[2];
 
+	if (opts->cgroup) {
+		char path[4096];
+
+		/* libperf opens every counter without PERF_FLAG_PID_CGROUP. */
+		if (cgroup_find(opts->cgroup, path, sizeof(path)) == 0)
+			log_error("-G/--cgroup is not supported yet: libperf cannot open "
+				  "counters on a cgroup (%s)", path);
+		return -1;
+	}
 	s->has_workload = opts->nr_workload > 0;
 	if (s->has_workload) {
 		if (session_make_workload_channel(s, child_fds) ||
