@@ -312,8 +312,9 @@ struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 
 				if (views[i].counter->supported && !nrs[i * nk + k])
 					continue;
-				row_set(&rows[(*n)++], &views[i], counted, &sums[i * nk + k],
+				row_set(&rows[*n], &views[i], counted, &sums[i * nk + k],
 					nrs[i * nk + k], &m->keys[k]);
+				rows[(*n)++].cgroup = totals[i].cgroup;
 			}
 		}
 	} else {
@@ -322,8 +323,9 @@ struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 			for (size_t i = 0; i < nr; i++) {
 				bool counted = totals[i].status != REPORT_NOT_COUNTED;
 
-				row_set(&rows[(*n)++], &views[i], counted, &sums[i * nk + k],
+				row_set(&rows[*n], &views[i], counted, &sums[i * nk + k],
 					nrs[i * nk + k], &m->keys[k]);
+				rows[(*n)++].cgroup = totals[i].cgroup;
 			}
 	}
 	free(sums);

@@ -58,6 +58,9 @@ struct counter {
 	 * enabled as long as the ranges are loaded. */
 	struct range_set *backing;
 	size_t backing_member;
+	/* -G: one fd per CPU opened on the cgroup (PERF_FLAG_PID_CGROUP),
+	 * which libperf cannot do; NULL otherwise. */
+	int *cgroup_fds;
 };
 
 struct counter_target {
@@ -65,6 +68,8 @@ struct counter_target {
 	struct perf_thread_map *threads;
 	bool inherit;		/* count children of the target threads too */
 	bool enable_on_exec;	/* the kernel enables it when the workload execs */
+	bool cgroup;		/* -G: count only the tasks of the cgroup ... */
+	int cgroup_fd;		/* ... whose directory this is open on */
 };
 
 /* A group's shared part: the evlist libperf opened it as, and the

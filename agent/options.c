@@ -483,6 +483,10 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case 'G':
 		if (*arg == '\0')
 			return bad_value("-G", arg, 0, "empty cgroup name");
+		if (strchr(arg, ','))
+			return bad_value("-G", arg, (size_t)(strchr(arg, ',') - arg),
+					 "one cgroup for all events; a cgroup per event "
+					 "(-G A,B) is not supported");
 		free(opts->cgroup); opts->cgroup = strdup(arg); return 0;
 	}
 	return -1;
@@ -509,10 +513,6 @@ static int options_check_aggr(const struct options *opts)
 	}
 	if (opts->cgroup && !cpus) {
 		log_error("-G/--cgroup needs -a or -C: cgroup counters are per CPU");
-		return -1;
-	}
-	if (opts->cgroup && opts->aggr_mode != AGGR_GLOBAL) {
-		log_error("-G/--cgroup cannot be combined with %s yet", opts->aggr_option);
 		return -1;
 	}
 	return 0;

@@ -234,6 +234,8 @@ static void report_text_row(struct report *report,
 		fprintf(out, report->no_big_num ? "%*.0f %-*s %-*s" : "%'*.0f %-*s %-*s",
 			REPORT_COUNT_WIDTH, v->shown,
 			REPORT_UNIT_WIDTH, unit, REPORT_NAME_WIDTH, row->event);
+	if (row->cgroup)
+		fprintf(out, " %s", row->cgroup);
 	report_text_metric(out, m);
 	if (v->run != v->ena)
 		fprintf(out, "  (%.2f%%)",
@@ -299,6 +301,8 @@ static void report_csv_row(struct report *report,
 	else
 		fprintf(out, "%.0f%s", v->shown, sep);
 	fprintf(out, "%s%s%s", unit, sep, row->event);
+	if (row->cgroup)
+		fprintf(out, "%s%s", sep, row->cgroup);
 	fprintf(out, "%s%" PRIu64 "%s%.2f", sep, v->run, sep,
 		report_running_pcnt(v));
 	report_csv_metric(report, m);
@@ -344,6 +348,10 @@ static void report_json_row(struct report *report,
 	fprintf(out, "\"unit\" : \"%s\", \"event\" : \"",
 		report_unit(row));
 	report_json_string(out, row->event);
+	if (row->cgroup) {
+		fputs("\", \"cgroup\" : \"", out);
+		report_json_string(out, row->cgroup);
+	}
 	fprintf(out, "\", \"event-runtime\" : %" PRIu64
 		", \"pcnt-running\" : %.2f, ", v->run, report_running_pcnt(v));
 	/* A counted event with no metric: perf 6.1 passes a NULL unit to

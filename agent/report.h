@@ -57,6 +57,8 @@ struct report_row {
 	 * pointer, and their metrics), and how many CPUs it summed. */
 	const struct report_aggr_key *aggr;
 	int aggr_nr;
+	/* -G: the cgroup, a column after the event (perf's); NULL without. */
+	const char *cgroup;
 };
 
 enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };

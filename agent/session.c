@@ -166,6 +166,22 @@ static bool session_opens_at_exec(const struct session *s)
 	       !s->opts->system_wide && !s->opts->cpu_list;
 }
 
+/* -G NAME: the cgroup's directory, which counters are opened on. */
+static int session_open_cgroup(struct counter_target *target, const char *name)
+{
+	char path[4096];
+
+	if (cgroup_find(name, path, sizeof(path)))
+		return -1;
+	target->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (target->cgroup_fd < 0) {
+		log_error("-G: cannot open cgroup '%s' (%s): %s", name, path, strerror(errno));
+		return -1;
+	}
+	target->cgroup = true;
+	return 0;
+}
+
 /* -A, --per-*: the report's keys, and the default window's values kept
  * per CPU and thread to sum per key.  Named windows and ranges stay
  * summed over the whole target. */
@@ -187,6 +203,10 @@ static int session_open_counters(struct session *s)
 	if (target_build(&target, s->opts, s->has_workload ? s->workload.pid : -1))
 		return -1;
 	target.enable_on_exec = session_opens_at_exec(s);
+	if (s->opts->cgroup && session_open_cgroup(&target, s->opts->cgroup)) {
+		target_free(&target);
+		return -1;
+	}
 	for (size_t i = 0; i < s->nr_counters && !rc; i++) {
 		size_t n = s->counters[i].def.group_n;
 
@@ -199,6 +219,8 @@ static int session_open_counters(struct session *s)
 	}
 	if (!rc && s->opts->aggr_mode != AGGR_GLOBAL)
 		rc = session_track_aggr(s, &target);
+	if (target.cgroup)
+		close(target.cgroup_fd);	/* the counters have theirs */
 	target_free(&target);
 	return rc;
 }
@@ -372,13 +394,8 @@ int session_start(struct session *s)
 
 	int child_fds[2];
 
-	if (opts->cgroup) {
-		char path[4096];
-
-		/* libperf opens every counter without PERF_FLAG_PID_CGROUP. */
-		if (cgroup_find(opts->cgroup, path, sizeof(path)) == 0)
-			log_error("-G/--cgroup is not supported yet: libperf cannot open "
-				  "counters on a cgroup (%s)", path);
+	if (opts->cgroup && s->nr_startup_specs) {
+		log_error("-G/--cgroup cannot be combined with range specs (EVENTS@GATE) yet");
 		return -1;
 	}
 	s->has_workload = opts->nr_workload > 0;

@@ -59,8 +59,10 @@ static struct report_row *rows_of(struct session *s, struct view *views, enum ro
 {
 	struct report_row *rows = calloc(s->nr_counters, sizeof(*rows));
 
-	for (size_t i = 0; i < s->nr_counters; i++)
+	for (size_t i = 0; i < s->nr_counters; i++) {
 		row_fill(&rows[i], &views[i], mode);
+		rows[i].cgroup = s->opts->cgroup;
+	}
 	return rows;
 }
 

@@ -147,3 +147,58 @@ same_as_perf_per_thread() {
 		{ jq .views "$T/run.json"; fail "--json-file per_key"; }
 	[ "$(jq '.views[0].count' "$T/run.json")" = 800 ] || fail "--json-file: total not 800"
 }
+
+# ---- -G: counting one cgroup's tasks, system-wide ---------------------------
+
+teardown() {
+	common_teardown
+	# The cgroup of a -G test, once its tasks are gone.
+	if [ -n "${CGDIR:-}" ] && [ -d "$CGDIR" ]; then
+		rmdir "$CGDIR" 2>/dev/null || { sleep 0.2; rmdir "$CGDIR"; }
+	fi
+}
+
+# make_cgroup: a cgroup of our own, $CGNAME, in the hierarchy perf uses for
+# perf_event (this machine has cgroup v1 and v2 side by side, and no v1
+# perf_event controller: then it is the cgroup2 mount).
+make_cgroup() {
+	local mnt
+	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || fail "no cgroup2 (or v1 perf_event) hierarchy mounted"
+	CGNAME="perfgate-test-$$-$BATS_TEST_NUMBER"
+	CGDIR=$mnt/$CGNAME
+	mkdir "$CGDIR" || fail "cannot create cgroup $CGDIR"
+}
+
+# same_as_perf_cgroup OPTIONS...: perf stat and perfgate with -a -G $CGNAME
+# OPTIONS on a workload (pinned to CPU 0, so per-CPU rows agree) that moves
+# itself into the cgroup, then makes 300 writes and sleeps 250 ms.
+same_as_perf_cgroup() {
+	local workload=(taskset -c 0 bash -c 'echo $$ >"$1/cgroup.procs" && exec "$2" write 300 sleep 250' _ "$CGDIR" "$MARKER")
+	timeout --foreground -k 2 "$PG_TIMEOUT" perf stat -a -e "$WRITE,task-clock" -G "$CGNAME" "$@" \
+		-- "${workload[@]}" >"$T/perf.out" 2>"$T/perf" 3>&- </dev/null ||
+		fail "perf stat -G $* failed: $(cat "$T/perf")"
+	pg -a -e "$WRITE,task-clock" -G "$CGNAME" "$@" -- "${workload[@]}"
+	expect_status 0
+	if ! diff <(mask_digits <"$T/perf") <(mask_digits <"$T/err") >"$T/diff"; then
+		echo "--- perf stat -G $*"; cat "$T/perf"
+		echo "--- perfgate -G $*"; cat "$T/err"
+		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
+		fail "perfgate's output differs from perf's for: -G $*"
+	fi
+}
+
+@test "perf: -a -G" { make_cgroup; same_as_perf_cgroup; }
+@test "perf: -a -G -x," { make_cgroup; same_as_perf_cgroup -x,; }
+@test "perf: -a -G -j" { make_cgroup; same_as_perf_cgroup -j; }
+@test "perf: -a -G -I 100" { make_cgroup; same_as_perf_cgroup -I 100 --interval-count 2; }
+@test "perf: -a -G -A" { make_cgroup; same_as_perf_cgroup -A; }
+
+@test "-G: exactly the cgroup's writes, none of the agent's or the shell's" {
+	make_cgroup
+	pg -a -x, -e "$WRITE" -G "$CGNAME" -- \
+		bash -c 'echo $$ >"$1/cgroup.procs" && exec "$2" write 300' _ "$CGDIR" "$MARKER"
+	expect_status 0
+	[ "$(cut -d, -f1,3,4 "$T/err")" = "300,$WRITE,$CGNAME" ] || { cat "$T/err"; fail "not 300 writes in $CGNAME"; }
+}
