@@ -29,6 +29,7 @@
  *   wait FIFO            block until a line can be read from FIFO
  *   notify FIFO          write one line ("go\n") to FIFO
  *   sleep MS             sleep MS milliseconds (never used to synchronise)
+ *   spin MS              getppid() calls for MS milliseconds: busy throughout
  *   pid FILE             write our pid to FILE (atomically, via rename)
  *   say TEXT             print TEXT and a newline on stdout
  *   exit N               exit now with status N
@@ -344,6 +345,16 @@ int main(int argc, char **argv)
 			read_line(fifo_fd(arg), line, sizeof(line), arg);
 		} else if (!strcmp(step, "notify")) {
 			write_all(fifo_fd(arg), "go\n", 3, arg);
+		} else if (!strcmp(step, "spin")) {
+			struct timespec start, now;
+			long ms = parse_num(arg, step);
+
+			clock_gettime(CLOCK_MONOTONIC, &start);
+			do {
+				getppid_n(100);
+				clock_gettime(CLOCK_MONOTONIC, &now);
+			} while ((now.tv_sec - start.tv_sec) * 1000 +
+				 (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 		} else if (!strcmp(step, "sleep")) {
 			sleep_ms(parse_num(arg, step));
 		} else if (!strcmp(step, "pid")) {
