@@ -267,11 +267,12 @@ static void row_set(struct report_row *row, struct view *v, bool counted,
 		row->status = counted && nr > 0 ? REPORT_COUNTED : REPORT_NOT_COUNTED;
 }
 
-/* --per-thread: each event's threads by count, the largest first, as perf. */
-static const struct counter_value *sort_sums;
-static int by_count_desc(const void *pa, const void *pb)
+/* --per-thread: each event's threads by count, the largest first, as perf;
+ * equal counts in the thread map's order. */
+static int by_count_desc(const void *pa, const void *pb, void *arg)
 {
-	uint64_t a = sort_sums[*(const size_t *)pa].val, b = sort_sums[*(const size_t *)pb].val;
+	const struct counter_value *sums = arg;
+	uint64_t a = sums[*(const size_t *)pa].val, b = sums[*(const size_t *)pb].val;
 
 	if (a != b)
 		return a < b ? 1 : -1;
@@ -304,8 +305,7 @@ struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 			for (size_t k = 0; k < m->nr_keys; k++)
 				order[k] = k;
 			if (m->mode == AGGR_THREAD) {
-				sort_sums = &sums[i * nk];
-				qsort(order, m->nr_keys, sizeof(*order), by_count_desc);
+				qsort_r(order, m->nr_keys, sizeof(*order), by_count_desc, &sums[i * nk]);
 			}
 			for (size_t j = 0; j < m->nr_keys; j++) {
 				size_t k = order[j];
