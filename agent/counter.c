@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <perf/cpumap.h>
@@ -159,6 +160,92 @@ static void counter_opened(struct counter *c, const struct counter_target *targe
 	c->nr_threads = perf_thread_map__nr(target->threads);
 }
 
+/* ---- -G: counters on a cgroup, one fd per CPU ---------------------------- */
+
+static void cgroup_close(struct counter *c)
+{
+	for (int i = 0; c->cgroup_fds && i < c->nr_cpus; i++)
+		if (c->cgroup_fds[i] >= 0)
+			close(c->cgroup_fds[i]);
+	free(c->cgroup_fds);
+	c->cgroup_fds = NULL;
+}
+
+static int cgroup_open_cpu(struct perf_event_attr *attr, int cgroup_fd, int cpu)
+{
+	for (;;) {
+		int fd = (int)syscall(SYS_perf_event_open, attr, cgroup_fd, cpu, -1,
+				      PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC);
+
+		if (fd >= 0 || errno != EINVAL || !attr_drop_guest_bits(attr))
+			return fd;
+	}
+}
+
+/*
+ * perf's -G: the event opened with pid = the cgroup directory's fd and
+ * PERF_FLAG_PID_CGROUP on every CPU of the target, so it counts only
+ * while a task of the cgroup runs there.  libperf passes no flags to
+ * perf_event_open, so these fds are the counter's own.
+ */
+static int counter_open_cgroup(struct counter *c, const struct counter_target *target)
+{
+	struct perf_event_attr attr = counter_attr(c, target, PERF_FORMAT_TOTAL_TIME_ENABLED |
+						   PERF_FORMAT_TOTAL_TIME_RUNNING);
+	int nr = perf_cpu_map__nr(target->cpus);
+
+	c->cgroup_fds = malloc((size_t)(nr ? nr : 1) * sizeof(*c->cgroup_fds));
+	if (!c->cgroup_fds)
+		return -1;
+	c->nr_cpus = nr;
+	c->nr_threads = 1;
+	for (int i = 0; i < nr; i++)
+		c->cgroup_fds[i] = -1;
+	for (int i = 0; i < nr; i++) {
+		int err;
+
+		c->cgroup_fds[i] = cgroup_open_cpu(&attr, target->cgroup_fd,
+						   perf_cpu_map__cpu(target->cpus, i).cpu);
+		if (c->cgroup_fds[i] >= 0)
+			continue;
+		err = errno;
+		cgroup_close(c);
+		c->supported = false;
+		if (errno_is_unsupported(err, &attr))
+			return 0;
+		report_open_error(c, err);
+		return -1;
+	}
+	counter_opened(c, target);
+	for (int i = 0; c->def.filter && i < nr; i++) {
+		if (ioctl(c->cgroup_fds[i], PERF_EVENT_IOC_SET_FILTER, c->def.filter)) {
+			log_error("the kernel refused filter '%s' on '%s': %s",
+				  c->def.filter, c->def.name, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One CPU's value: enabled and running times follow the count. */
+static int cgroup_read_cpu(const struct counter *c, int i, struct counter_value *value)
+{
+	uint64_t data[3];
+
+	if (read(c->cgroup_fds[i], data, sizeof(data)) != (ssize_t)sizeof(data))
+		return -1;
+	value->val = data[0];
+	value->ena = data[1];
+	value->run = data[2];
+	return 0;
+}
+
+static void cgroup_switch(const struct counter *c, bool on)
+{
+	for (int i = 0; i < c->nr_cpus; i++)
+		ioctl(c->cgroup_fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
 int counter_open(struct counter *c, const struct counter_target *target)
 {
 	struct perf_event_attr attr = counter_attr(c, target, PERF_FORMAT_TOTAL_TIME_ENABLED |
@@ -175,6 +262,8 @@ int counter_open(struct counter *c, const struct counter_target *target)
 		counter_opened(c, target);
 		return 0;
 	}
+	if (target->cgroup)
+		return counter_open_cgroup(c, target);
 	err = evsel_open(&attr, target, &c->evsel);
 	if (err) {
 		c->evsel = NULL;
@@ -301,6 +390,10 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 
 	for (size_t i = 0; i < n; i++)
 		c[i].users = 0;
+	if (target->cgroup) {
+		log_error("group '%s': groups {a,b} with -G are not supported yet", c[0].def.name);
+		return -1;
+	}
 	err = group_try_open(c, n, target, true, &g);
 	if (err == EINVAL)
 		err = group_try_open(c, n, target, false, &g);
@@ -349,6 +442,7 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 
 void counter_close(struct counter *c)
 {
+	cgroup_close(c);
 	if (c->group) {
 		/* The leader's evlist holds every member's evsel. */
 		if (c->group_pos == 0)
@@ -468,6 +562,15 @@ static void counter_read_now(struct counter *c, struct counter_value *value, boo
 		counter_read_group(c, value, fresh);
 		return;
 	}
+	for (int i = 0; c->cgroup_fds && i < c->nr_cpus; i++) {
+		struct counter_value one;
+
+		if (cgroup_read_cpu(c, i, &one))
+			continue;	/* should not happen on an open fd; skip it */
+		value->val += one.val;
+		value->ena += one.ena;
+		value->run += one.run;
+	}
 	if (!c->evsel)
 		return;
 	for (int cpu = 0; cpu < c->nr_cpus; cpu++) {
@@ -504,6 +607,56 @@ void counter_read(struct counter *c, struct counter_value *value)
 	c->reading_value = *value;
 }
 
+/* One position of a group member: one read of the leader's fd there. */
+static int counter_read_group_index(struct counter *c, size_t k, struct counter_value *value)
+{
+	const struct counter_group *g = c->group;
+	size_t words = 3 + 2 * g->n;
+	uint64_t buf[3 + 2 * 64], *data = words <= 3 + 2 * 64 ? buf :
+					      malloc(words * sizeof(*data));
+	int rc = -1;
+
+	if (!data)
+		return -1;
+	if (read(g->leader_fds[k], data, words * sizeof(*data)) == (ssize_t)(words * sizeof(*data)) &&
+	    data[0] == g->n) {
+		value->ena = data[1];
+		value->run = data[2];
+		value->val = data[3 + 2 * c->group_pos];
+		rc = 0;
+	}
+	if (data != buf)
+		free(data);
+	return rc;
+}
+
+int counter_read_index(struct counter *c, int cpu, int thread, struct counter_value *value)
+{
+	struct perf_counts_values counts = { 0 };
+
+	memset(value, 0, sizeof(*value));
+	if (c->def.tool != EVENT_TOOL_NONE) {
+		if (cpu != 0)
+			return -1;
+		counter_read_tool(c, value);
+		return 0;
+	}
+	if (c->backing || (!c->evsel && !c->cgroup_fds) || cpu < 0 || cpu >= c->nr_cpus ||
+	    thread < 0 || thread >= c->nr_threads)
+		return -1;
+	if (c->cgroup_fds)
+		return cgroup_read_cpu(c, cpu, value);
+	if (c->group)
+		return counter_read_group_index(c, (size_t)cpu * (size_t)c->nr_threads +
+						(size_t)thread, value);
+	if (perf_evsel__read(c->evsel, cpu, thread, &counts))
+		return -1;
+	value->val = counts.val;
+	value->ena = counts.ena;
+	value->run = counts.run;
+	return 0;
+}
+
 static void counter_tool_retain(struct counter *c)
 {
 	if (c->def.tool != EVENT_TOOL_NONE && c->users == 0)
@@ -525,6 +678,8 @@ static struct perf_evsel *counter_switch(const struct counter *c)
 void counter_retain(struct counter *c)
 {
 	counter_tool_retain(c);
+	if (c->users == 0 && c->cgroup_fds)
+		cgroup_switch(c, true);
 	if (c->users++ == 0) {
 		if (counter_switch(c))
 			perf_evsel__enable(c->evsel);
@@ -549,8 +704,10 @@ void counter_release(struct counter *c)
 		return;
 	--c->users;
 	counter_tool_release(c);
-	if (c->users == 0 && c->evsel) {
-		if (counter_switch(c))
+	if (c->users == 0 && (c->evsel || c->cgroup_fds)) {
+		if (c->cgroup_fds)
+			cgroup_switch(c, false);
+		else if (counter_switch(c))
 			perf_evsel__disable(c->evsel);
 		/* Read once now; it cannot move until the next retain. */
 		counter_read_now(c, &c->idle_value, true);

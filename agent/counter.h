@@ -62,6 +62,9 @@ struct counter {
 	 * reading_id is that reading's: the kernel is asked once per command. */
 	unsigned long reading_id;
 	struct counter_value reading_value;
+	/* -G: one fd per CPU opened on the cgroup (PERF_FLAG_PID_CGROUP),
+	 * which libperf cannot do; NULL otherwise. */
+	int *cgroup_fds;
 };
 
 struct counter_target {
@@ -71,6 +74,8 @@ struct counter_target {
 	bool enable_on_exec;	/* the kernel enables it when the workload execs */
 	bool cpus_missing;	/* -C named CPUs that are not online: nothing
 				 * opens, every event is "<not supported>" */
+	bool cgroup;		/* -G: count only the tasks of the cgroup ... */
+	int cgroup_fd;		/* ... whose directory this is open on */
 };
 
 /* A group's shared part: the evlist libperf opened it as, and the
@@ -116,6 +121,14 @@ void counter_close(struct counter *c);
 void counter_reading_begin(void);
 void counter_reading_end(void);
 void counter_read(struct counter *c, struct counter_value *value);
+/* The value at one (cpu, thread) position of the maps c was opened on,
+ * for the aggregation modes (-A, --per-*; aggr.h).  A tool event has its
+ * whole value on the first CPU and on each thread, as perf shows
+ * duration_time on the first CPU only and whole on every thread.
+ * Returns 0, or -1 when c has no value there: on other CPUs for a tool event,
+ * a counter the machine lacks or that could not open, and a counter read
+ * from a range set (c->backing), which is not kept per CPU. */
+int counter_read_index(struct counter *c, int cpu, int thread, struct counter_value *value);
 /* Tool events: the run's start (a view open at exec counts from there),
  * and its end, with the workload's CPU times; no-ops for other counters. */
 void counter_tool_start(struct counter *c, const struct timespec *started);

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "agent/json_buf.h"
+#include "agent/aggr.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
 #include "agent/report.h"
@@ -284,12 +285,48 @@ static json_t *json_ranges(const struct session *s)
 	return ranges;
 }
 
+/* -A, --per-*: the default view's values per key, as the report's rows. */
+static json_t *json_per_key(const struct session *s, struct view *v)
+{
+	const struct aggr_map *m = s->aggr;
+	struct counter_value *sums = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*sums));
+	int *nrs = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*nrs));
+	json_t *keys = json_array();
+
+	if (!sums || !nrs) {
+		free(sums);
+		free(nrs);
+		return keys;
+	}
+	aggr_view_sums(m, v, false, sums, nrs);
+	for (size_t k = 0; k < m->nr_keys; k++) {
+		char name[64];
+		const char *status = !v->counter->supported ? "not supported" :
+				     v->ever_opened && nrs[k] && sums[k].ena && sums[k].run ?
+				     "counted" : "not counted";
+
+		aggr_key_name(m, k, name, sizeof(name));
+		json_array_append_new(keys, json_pack("{s:o, s:i, s:s, s:I, s:I, s:I}",
+			"key", json_text(name), "aggregate_number", nrs[k], "status", status,
+			"count", (json_int_t)sums[k].val, "time_enabled_ns", (json_int_t)sums[k].ena,
+			"time_running_ns", (json_int_t)sums[k].run));
+	}
+	free(sums);
+	free(nrs);
+	return keys;
+}
+
 static json_t *json_views(const struct session *s)
 {
 	json_t *views = json_array();
 
-	for (size_t i = 0; i < s->nr_counters; i++)
-		json_array_append_new(views, json_view(&s->default_views[i], "default", NULL));
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		json_t *view = json_view(&s->default_views[i], "default", NULL);
+
+		if (s->aggr)
+			json_object_set_new(view, "per_key", json_per_key(s, &s->default_views[i]));
+		json_array_append_new(views, view);
+	}
 	for (size_t w = 0; w < s->nr_windows; w++)
 		for (size_t i = 0; i < s->nr_counters; i++)
 			json_array_append_new(views, json_view(&s->windows[w]->views[i], "window",

@@ -39,6 +39,11 @@ enum {
 	OPT_METRICS_PUSH,
 	OPT_METRICS_JOB,
 	OPT_METRICS_LABEL,
+	OPT_PER_THREAD,
+	OPT_PER_CORE,
+	OPT_PER_DIE,
+	OPT_PER_SOCKET,
+	OPT_PER_NODE,
 };
 
 static const struct option long_options[] = {
@@ -80,6 +85,13 @@ static const struct option long_options[] = {
 	{ "metrics-push",	required_argument, NULL, OPT_METRICS_PUSH },
 	{ "metrics-job",	required_argument, NULL, OPT_METRICS_JOB },
 	{ "metrics-label",	required_argument, NULL, OPT_METRICS_LABEL },
+	{ "no-aggr",		no_argument,	   NULL, 'A' },
+	{ "per-thread",		no_argument,	   NULL, OPT_PER_THREAD },
+	{ "per-core",		no_argument,	   NULL, OPT_PER_CORE },
+	{ "per-die",		no_argument,	   NULL, OPT_PER_DIE },
+	{ "per-socket",		no_argument,	   NULL, OPT_PER_SOCKET },
+	{ "per-node",		no_argument,	   NULL, OPT_PER_NODE },
+	{ "cgroup",		required_argument, NULL, 'G' },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -102,6 +114,11 @@ static const char usage_text[] =
 "  -i, --no-inherit           do not count the workload's children\n"
 "  -n, --null                 null run: no default events, only the times\n"
 "  -B, --big-num / --no-big-num  thousands separators of the locale (default on)\n"
+"  -A, --no-aggr              one row per CPU (with -a or -C)\n"
+"      --per-thread           one row per thread (with -p or -t)\n"
+"      --per-core, --per-die, --per-socket, --per-node\n"
+"                             one row per core, die, socket or NUMA node (with -a or -C)\n"
+"  -G, --cgroup NAME          count only tasks of cgroup NAME (with -a or -C)\n"
 "  -D, --delay MS             start counting after MS ms; -1: only on 'enable'\n"
 "      --control fd:CTL[,ACK] | fifo:CTL[,ACK]\n"
 "                             control channel (repeatable)\n"
@@ -416,6 +433,14 @@ static int check_separator(const char *sep)
 	return 0;
 }
 
+/* -A and --per-*: the last one given wins, as in perf. */
+static int set_aggr(struct options *opts, enum aggr_mode mode, const char *option)
+{
+	opts->aggr_mode = mode;
+	opts->aggr_option = option;
+	return 0;
+}
+
 static int parse_one(struct options *opts, int opt, const char *arg)
 {
 	switch (opt) {
@@ -463,8 +488,48 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 			return bad_value("--metrics-job", arg, 0, "empty job name");
 		free(opts->metrics_job); opts->metrics_job = strdup(arg); return 0;
 	case OPT_METRICS_LABEL: return add_metrics_label(opts, arg);
+	case 'A': return set_aggr(opts, AGGR_NONE, "-A/--no-aggr");
+	case OPT_PER_THREAD: return set_aggr(opts, AGGR_THREAD, "--per-thread");
+	case OPT_PER_CORE: return set_aggr(opts, AGGR_CORE, "--per-core");
+	case OPT_PER_DIE: return set_aggr(opts, AGGR_DIE, "--per-die");
+	case OPT_PER_SOCKET: return set_aggr(opts, AGGR_SOCKET, "--per-socket");
+	case OPT_PER_NODE: return set_aggr(opts, AGGR_NODE, "--per-node");
+	case 'G':
+		if (*arg == '\0')
+			return bad_value("-G", arg, 0, "empty cgroup name");
+		if (strchr(arg, ','))
+			return bad_value("-G", arg, (size_t)(strchr(arg, ',') - arg),
+					 "one cgroup for all events; a cgroup per event "
+					 "(-G A,B) is not supported");
+		free(opts->cgroup); opts->cgroup = strdup(arg); return 0;
 	}
 	return -1;
+}
+
+/* Aggregation modes and -G need a target that has what they split by:
+ * CPUs (-a, -C) for -A, --per-core, ... and -G, threads (-p, -t) for
+ * --per-thread.  perf says "only available in system-wide mode". */
+static int options_check_aggr(const struct options *opts)
+{
+	bool cpus = opts->system_wide || opts->cpu_list;
+	bool threads = opts->pid_list || opts->tid_list;
+
+	if (opts->aggr_mode == AGGR_THREAD && (cpus || !threads)) {
+		log_error("--per-thread needs -p or -t%s: a workload's threads are counted "
+			  "together (inherited counters), and system-wide it would be every "
+			  "thread of the machine", cpus ? ", not -a or -C" : "");
+		return -1;
+	}
+	if (opts->aggr_mode != AGGR_GLOBAL && opts->aggr_mode != AGGR_THREAD && !cpus) {
+		log_error("%s needs -a or -C: there are per-CPU counts only system-wide",
+			  opts->aggr_option);
+		return -1;
+	}
+	if (opts->cgroup && !cpus) {
+		log_error("-G/--cgroup needs -a or -C: cgroup counters are per CPU");
+		return -1;
+	}
+	return 0;
 }
 
 /* Checks that need all the options at once. */
@@ -504,7 +569,7 @@ static int options_check(struct options *opts)
 		log_error("nothing to count: give a command, -a, -C, -p or -t (see perfgate --help)");
 		return -1;
 	}
-	return 0;
+	return options_check_aggr(opts);
 }
 
 int options_parse(struct options *opts, int argc, char **argv)
@@ -517,7 +582,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 	opts->mmap_pages = 1024;	/* loses nothing at 2 M hits/s (DESIGN.md section 6) */
 	opterr = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */
-	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:hinBqv", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:hinBqvAG:", long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 1;
@@ -561,6 +626,7 @@ void options_free(struct options *opts)
 	free(opts->cpu_list);
 	free(opts->pid_list);
 	free(opts->tid_list);
+	free(opts->cgroup);
 	free(opts->csv_sep);
 	free(opts->output_path);
 	free(opts->json_file);

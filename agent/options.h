@@ -36,6 +36,18 @@ struct event_spec {
 	bool pfm;		/* --pfm-events: names for libpfm4 */
 };
 
+/* How the report aggregates each event's values (perf stat's modes):
+ * one row for the run, per CPU (-A), per thread, or per topology key. */
+enum aggr_mode {
+	AGGR_GLOBAL,	/* the default: summed over CPUs and threads */
+	AGGR_NONE,	/* -A, --no-aggr: one row per CPU */
+	AGGR_THREAD,	/* --per-thread: one row per thread of -p/-t */
+	AGGR_CORE,	/* --per-core: per socket, die and core */
+	AGGR_DIE,	/* --per-die */
+	AGGR_SOCKET,	/* --per-socket */
+	AGGR_NODE,	/* --per-node: per NUMA node */
+};
+
 /* --call-values at most: 8 bytes per event and 16 per call are kept, so
  * the cap bounds a window's memory at about 1.6 GB with 100 events. */
 #define CALL_VALUES_MAX 1000000
@@ -51,6 +63,9 @@ struct options {
 	bool no_inherit;	/* -i, --no-inherit */
 	bool null_run;		/* -n: no default events, only the times */
 	bool no_big_num;	/* --no-big-num (-B, perf's default, is a no-op) */
+	enum aggr_mode aggr_mode;	/* -A, --per-thread, --per-core, ... */
+	const char *aggr_option;	/* the option that chose it, for messages */
+	char *cgroup;		/* -G, --cgroup NAME */
 
 	long delay_ms;		/* -D: 0 none, -1 start disabled */
 	struct control_spec *controls;

@@ -115,7 +115,8 @@ static const char *report_status_text(enum report_status status)
  * counted event when task-clock is <not counted>.
  */
 static struct report_shadow report_shadow_of(const struct report_row *rows,
-					     size_t n, double wall_ns)
+					     size_t n, double wall_ns,
+					     const struct report_aggr_key *key)
 {
 	struct report_shadow s = { .wall_ns = wall_ns };
 	unsigned clocks = 0;
@@ -123,7 +124,7 @@ static struct report_shadow report_shadow_of(const struct report_row *rows,
 	for (size_t i = 0; i < n; i++) {
 		struct report_value v;
 
-		if (!rows[i].is_clock || rows[i].status == REPORT_NOT_SUPPORTED ||
+		if (rows[i].aggr != key || !rows[i].is_clock || rows[i].status == REPORT_NOT_SUPPORTED ||
 		    rows[i].unread)
 			continue;
 		v = report_value_of(&rows[i]);
@@ -233,6 +234,8 @@ static void report_text_row(struct report *report,
 		fprintf(out, report->no_big_num ? "%*.0f %-*s %-*s" : "%'*.0f %-*s %-*s",
 			REPORT_COUNT_WIDTH, v->shown,
 			REPORT_UNIT_WIDTH, unit, REPORT_NAME_WIDTH, row->event);
+	if (row->cgroup)
+		fprintf(out, " %s", row->cgroup);
 	report_text_metric(out, m);
 	if (v->run != v->ena)
 		fprintf(out, "  (%.2f%%)",
@@ -298,6 +301,8 @@ static void report_csv_row(struct report *report,
 	else
 		fprintf(out, "%.0f%s", v->shown, sep);
 	fprintf(out, "%s%s%s", unit, sep, row->event);
+	if (row->cgroup)
+		fprintf(out, "%s%s", sep, row->cgroup);
 	fprintf(out, "%s%" PRIu64 "%s%.2f", sep, v->run, sep,
 		report_running_pcnt(v));
 	report_csv_metric(report, m);
@@ -343,6 +348,10 @@ static void report_json_row(struct report *report,
 	fprintf(out, "\"unit\" : \"%s\", \"event\" : \"",
 		report_unit(row));
 	report_json_string(out, row->event);
+	if (row->cgroup) {
+		fputs("\", \"cgroup\" : \"", out);
+		report_json_string(out, row->cgroup);
+	}
 	fprintf(out, "\", \"event-runtime\" : %" PRIu64
 		", \"pcnt-running\" : %.2f, ", v->run, report_running_pcnt(v));
 	/* A counted event with no metric: perf 6.1 passes a NULL unit to
@@ -375,8 +384,70 @@ static void report_incomplete(struct report *report, const struct report_row *ro
 		fputs("  (incomplete)", report->out);
 }
 
+/* perf's key columns of an aggregation mode: text pads them (%-8d and
+ * the like, the widths perf 6.1 prints), -x does not, -j names them. */
+static void report_aggr_prefix(struct report *report, const struct report_row *row)
+{
+	const struct report_aggr_key *k = row->aggr;
+	bool csv = report->format == REPORT_CSV, json = report->format == REPORT_JSON;
+	const char *sep = report->csv_sep;
+	FILE *out = report->out;
+
+	if (!k || report->aggr_mode == AGGR_GLOBAL)
+		return;
+	switch (report->aggr_mode) {
+	case AGGR_NONE:
+		if (json)
+			fprintf(out, "\"cpu\" : \"%d\", ", k->cpu);
+		else
+			fprintf(out, "CPU%-*d%s", csv ? 0 : 7, k->cpu, sep);
+		return;
+	case AGGR_THREAD:
+		if (json) {
+			fputs("\"thread\" : \"", out);
+			report_json_string(out, k->comm);
+			fprintf(out, "-%d\", ", (int)k->tid);
+		} else if (csv)
+			fprintf(out, "%s-%d%s", k->comm, (int)k->tid, sep);
+		else
+			fprintf(out, "%16s-%-8d%s", k->comm, (int)k->tid, sep);
+		return;
+	case AGGR_CORE:
+		if (json)
+			fprintf(out, "\"core\" : \"S%d-D%d-C%d\", ", k->socket, k->die, k->core);
+		else
+			fprintf(out, "S%d-D%d-C%-*d%s", k->socket, k->die, csv ? 0 : 8, k->core, sep);
+		break;
+	case AGGR_DIE:
+		if (json)
+			fprintf(out, "\"die\" : \"S%d-D%d\", ", k->socket, k->die);
+		else
+			fprintf(out, "S%d-D%-*d%s", k->socket, csv ? 0 : 8, k->die, sep);
+		break;
+	case AGGR_SOCKET:
+		if (json)
+			fprintf(out, "\"socket\" : \"S%d\", ", k->socket);
+		else
+			fprintf(out, "S%-*d%s", csv ? 0 : 5, k->socket, sep);
+		break;
+	case AGGR_NODE:
+		if (json)
+			fprintf(out, "\"node\" : \"N%d\", ", k->node);
+		else
+			fprintf(out, "N%-*d%s", csv ? 0 : 5, k->node, sep);
+		break;
+	case AGGR_GLOBAL:
+		return;
+	}
+	/* The topology modes: how many CPUs the row sums. */
+	if (json)
+		fprintf(out, "\"aggregate-number\" : %d, ", row->aggr_nr);
+	else
+		fprintf(out, "%*d%s", csv ? 0 : 4, row->aggr_nr, sep);
+}
+
 static void report_line_start(struct report *report,
-			      const struct report_when *when)
+			      const struct report_when *when, const struct report_row *row)
 {
 	if (report->format == REPORT_JSON) {
 		if (when->interval)
@@ -384,6 +455,7 @@ static void report_line_start(struct report *report,
 				when->sec, when->nsec);
 		else
 			fputc('{', report->out);
+		report_aggr_prefix(report, row);
 		return;
 	}
 	if (when->interval)
@@ -391,6 +463,7 @@ static void report_line_start(struct report *report,
 			report->csv_sep);
 	else if (report->format == REPORT_CSV && report->csv_summary)
 		fprintf(report->out, "%16s%s", "summary", report->csv_sep);
+	report_aggr_prefix(report, row);
 }
 
 /* Print every row; returns whether one showed "<not counted>".  Rows of a
@@ -400,7 +473,8 @@ static bool report_rows(struct report *report, const struct report_when *when,
 			const struct report_row *rows, size_t n, double wall_ns,
 			const char *window)
 {
-	struct report_shadow shadow = report_shadow_of(rows, n, wall_ns);
+	struct report_shadow shadow = report_shadow_of(rows, n, wall_ns, NULL);
+	const struct report_aggr_key *shadow_key = NULL;
 	bool not_counted = false;
 	char name[512];
 
@@ -408,6 +482,12 @@ static bool report_rows(struct report *report, const struct report_when *when,
 		struct report_row row = rows[i];
 		struct report_value v;
 		struct report_metric m;
+
+		/* Aggregation modes: rates against the clock rows of the same key. */
+		if (row.aggr != shadow_key) {
+			shadow = report_shadow_of(rows, n, wall_ns, row.aggr);
+			shadow_key = row.aggr;
+		}
 
 		if (!row.event)
 			row.event = "";
@@ -420,7 +500,7 @@ static bool report_rows(struct report *report, const struct report_when *when,
 		v = report_value_of(&row);
 		m = report_metric_of(&row, &v, &shadow);
 		not_counted |= v.status == REPORT_NOT_COUNTED;
-		report_line_start(report, when);
+		report_line_start(report, when, &rows[i]);
 		if (report->format == REPORT_JSON)
 			report_json_row(report, &row, &v, &m, window);
 		else if (report->format == REPORT_CSV)
@@ -485,9 +565,20 @@ void report_final(struct report *report, const struct report_run *run,
 
 static void report_interval_header(struct report *report)
 {
+	/* perf 6.1's headers, the key's columns named as it names them. */
+	static const char *const keys[] = {
+		[AGGR_GLOBAL] = "",
+		[AGGR_NONE] = "CPU        ",
+		[AGGR_THREAD] = "            comm-pid      ",
+		[AGGR_CORE] = "core            cpus ",
+		[AGGR_DIE] = "die          cpus ",
+		[AGGR_SOCKET] = "socket cpus ",
+		[AGGR_NODE] = "node   cpus ",
+	};
+
 	if (report->lines_since_header == 0) {
-		fprintf(report->out, "#           time             counts %*s events\n",
-			REPORT_UNIT_WIDTH, "unit");
+		fprintf(report->out, "#           time %s            counts %*s events\n",
+			keys[report->aggr_mode], REPORT_UNIT_WIDTH, "unit");
 		report->header_printed = true;
 	}
 	if (++report->lines_since_header == REPORT_HEADER_EVERY)

@@ -14,11 +14,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+
+#include "agent/options.h"	/* enum aggr_mode */
 
 enum report_status {
 	REPORT_COUNTED,
 	REPORT_NOT_COUNTED,	/* the view's gate stayed closed */
 	REPORT_NOT_SUPPORTED,	/* the machine lacks the event (no PMU) */
+};
+
+/* What a row of an aggregation mode (-A, --per-*) is the sum over: perf
+ * prints it before the count ("CPU0", "S0-D0-C1     1", "comm-tid"). */
+struct report_aggr_key {
+	int cpu;			/* -A */
+	int socket, die, core, node;	/* --per-core, -die, -socket, -node */
+	pid_t tid;			/* --per-thread ... */
+	char comm[32];			/* ... and its comm */
 };
 
 struct report_row {
@@ -41,6 +53,12 @@ struct report_row {
 	/* Records were lost: the count may be short.  Text appends
 	 * "  (incomplete)", -x a last field "incomplete", -j a key. */
 	bool incomplete;
+	/* Aggregation modes: the row's key (rows of one key share the
+	 * pointer, and their metrics), and how many CPUs it summed. */
+	const struct report_aggr_key *aggr;
+	int aggr_nr;
+	/* -G: the cgroup, a column after the event (perf's); NULL without. */
+	const char *cgroup;
 };
 
 enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
@@ -68,6 +86,9 @@ struct report {
 	 * report that has <not counted> rows with its "Try disabling the NMI
 	 * watchdog" hint, and so do we.  Set it after report_init(). */
 	bool nmi_watchdog;
+	/* -A, --per-*: rows carry perf's key columns (row->aggr), and the
+	 * -I text header names them.  Set it after report_init(). */
+	enum aggr_mode aggr_mode;
 };
 
 /* What the final report's header and footer say about the run. */

@@ -16,6 +16,8 @@
 #include <jansson.h>
 #include <perf/core.h>
 
+#include "agent/aggr.h"
+#include "agent/cgroup.h"
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
@@ -138,6 +140,7 @@ static int session_open_output(struct session *s)
 	s->report.null_run = opts->null_run;
 	s->report.csv_summary = opts->summary && !opts->no_csv_summary;
 	s->report.nmi_watchdog = session_nmi_watchdog_on();
+	s->report.aggr_mode = opts->aggr_mode;
 	return 0;
 }
 
@@ -177,6 +180,35 @@ static bool session_opens_at_exec(const struct session *s)
 	       !s->opts->system_wide && !s->opts->cpu_list;
 }
 
+/* -G NAME: the cgroup's directory, which counters are opened on. */
+static int session_open_cgroup(struct counter_target *target, const char *name)
+{
+	char path[4096];
+
+	if (cgroup_find(name, path, sizeof(path)))
+		return -1;
+	target->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (target->cgroup_fd < 0) {
+		log_error("-G: cannot open cgroup '%s' (%s): %s", name, path, strerror(errno));
+		return -1;
+	}
+	target->cgroup = true;
+	return 0;
+}
+
+/* -A, --per-*: the report's keys, and the default window's values kept
+ * per CPU and thread to sum per key.  Named windows and ranges stay
+ * summed over the whole target. */
+static int session_track_aggr(struct session *s, const struct counter_target *target)
+{
+	s->aggr = aggr_map_new(s->opts->aggr_mode, target);
+	if (!s->aggr)
+		return -1;
+	for (size_t i = 0; i < s->nr_counters; i++)
+		view_track_positions(&s->default_views[i], s->aggr->nr_cpus, s->aggr->nr_threads);
+	return 0;
+}
+
 static int session_open_counters(struct session *s)
 {
 	struct counter_target target;
@@ -185,6 +217,10 @@ static int session_open_counters(struct session *s)
 	if (target_build(&target, s->opts, s->has_workload ? s->workload.pid : -1))
 		return -1;
 	target.enable_on_exec = session_opens_at_exec(s);
+	if (s->opts->cgroup && session_open_cgroup(&target, s->opts->cgroup)) {
+		target_free(&target);
+		return -1;
+	}
 	for (size_t i = 0; i < s->nr_counters && !rc; i++) {
 		size_t n = s->counters[i].def.group_n;
 
@@ -202,6 +238,10 @@ static int session_open_counters(struct session *s)
 			rc = counter_open(&s->counters[i], &target);
 		}
 	}
+	if (!rc && s->opts->aggr_mode != AGGR_GLOBAL)
+		rc = session_track_aggr(s, &target);
+	if (target.cgroup)
+		close(target.cgroup_fd);	/* the counters have theirs */
 	target_free(&target);
 	for (size_t i = 0; i < s->nr_counters && !rc && s->opts->verbose; i++)
 		if (!s->counters[i].supported)
@@ -434,6 +474,10 @@ int session_start(struct session *s)
 
 	int child_fds[2];
 
+	if (opts->cgroup && s->nr_startup_specs) {
+		log_error("-G/--cgroup cannot be combined with range specs (EVENTS@GATE) yet");
+		return -1;
+	}
 	s->has_workload = opts->nr_workload > 0;
 	if (s->has_workload) {
 		if (session_make_workload_channel(s, child_fds) ||
@@ -561,9 +605,11 @@ static void session_free(struct session *s)
 	if (s->delay_timer)
 		event_free(s->delay_timer);
 	for (size_t i = 0; i < s->nr_counters; i++) {
+		view_free_positions(&s->default_views[i]);
 		counter_close(&s->counters[i]);
 		events_def_free(&s->counters[i].def);
 	}
+	aggr_map_free(s->aggr);
 	session_ranges_free(s);
 	json_report_free(s);
 	if (s->base)

@@ -28,6 +28,7 @@ struct event;
 struct range_spec;
 struct range_set;
 struct metrics;
+struct aggr_map;
 
 struct session {
 	const struct options *opts;
@@ -35,6 +36,7 @@ struct session {
 	struct counter *counters;	/* one per resolved event */
 	struct view *default_views;	/* the default window's view of each counter */
 	size_t nr_counters;
+	struct aggr_map *aggr;		/* -A, --per-*: the report's keys, or NULL */
 
 	struct range_spec **startup_specs;	/* -e ranges, until their set owns them */
 	size_t nr_startup_specs;

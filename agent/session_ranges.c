@@ -109,8 +109,11 @@ static void back_plain_counters(struct session *s, struct range_set *rs)
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		size_t m;
 
-		/* A group is read as one; a tool event has no counter. */
-		if (s->counters[i].def.in_group || s->counters[i].def.tool != EVENT_TOOL_NONE)
+		/* A group is read as one; a tool event has no counter.  Under
+		 * -A and --per-* a plain event keeps a counter of its own, as
+		 * range sets keep no per-CPU values. */
+		if (s->counters[i].def.in_group || s->counters[i].def.tool != EVENT_TOOL_NONE ||
+		    s->opts->aggr_mode != AGGR_GLOBAL)
 			continue;
 		m = range_set_find_counted(rs, &s->counters[i].def);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "agent/aggr.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
 #include "agent/session.h"
@@ -60,9 +61,23 @@ static struct report_row *rows_of(struct session *s, struct view *views, enum ro
 {
 	struct report_row *rows = calloc(s->nr_counters, sizeof(*rows));
 
-	for (size_t i = 0; i < s->nr_counters; i++)
+	for (size_t i = 0; i < s->nr_counters; i++) {
 		row_fill(&rows[i], &views[i], mode);
+		rows[i].cgroup = s->opts->cgroup;
+	}
 	return rows;
+}
+
+/* The default window's rows per key under -A and --per-* (malloc'd, *n
+ * of them), from its rows per counter just taken; NULL without a mode. */
+static struct report_row *aggr_rows_of(struct session *s, const struct report_row *totals,
+				       enum rows_mode mode, size_t *n)
+{
+	*n = 0;
+	if (!s->aggr || !totals)
+		return NULL;
+	return aggr_rows(s->aggr, s->default_views, totals, s->nr_counters,
+			 mode == ROWS_INTERVAL, n);
 }
 
 static struct report_window report_window_of(const struct window *w)
@@ -145,7 +160,7 @@ void session_print_verbose_end(struct session *s)
 static void print_interval_lines(struct session *s, enum rows_mode mode)
 {
 	double now = seconds_since_start(s);
-	struct report_row *rows;
+	struct report_row *rows, *per_key;
 	size_t n;
 
 	/* Only intervals go into the document's series, not snapshots. */
@@ -156,9 +171,15 @@ static void print_interval_lines(struct session *s, enum rows_mode mode)
 		json_report_interval_begin(s, (uint64_t)(now * 1e9));
 	rows = rows_of(s, s->default_views, mode);
 	print_verbose(s, rows);
-	report_interval(&s->report, now, rows, s->nr_counters);
+	per_key = aggr_rows_of(s, rows, mode, &n);
+	if (per_key)
+		report_interval(&s->report, now, per_key, n);
+	else
+		report_interval(&s->report, now, rows, s->nr_counters);
+	/* The document's series keeps each event's total. */
 	if (record)
 		json_report_interval_rows(s, NULL, rows, s->nr_counters);
+	free(per_key);
 	free(rows);
 	for (size_t i = 0; i < s->nr_windows; i++) {
 		struct report_window rw = report_window_of(s->windows[i]);
@@ -271,12 +292,17 @@ static struct report_call_stat *call_stats_of(const struct session *s, const str
 void session_print_final(struct session *s)
 {
 	struct report_run run;
-	struct report_row *rows = rows_of(s, s->default_views, ROWS_TOTAL);
+	struct report_row *rows = rows_of(s, s->default_views, ROWS_TOTAL), *per_key;
 	size_t n;
 
 	fill_run(s, &run);
 	print_verbose(s, rows);
-	report_final(&s->report, &run, rows, s->nr_counters);
+	per_key = aggr_rows_of(s, rows, ROWS_TOTAL, &n);
+	if (per_key)
+		report_final(&s->report, &run, per_key, n);
+	else
+		report_final(&s->report, &run, rows, s->nr_counters);
+	free(per_key);
 	free(rows);
 	for (size_t i = 0; i < s->nr_windows; i++) {
 		struct report_window rw = report_window_of(s->windows[i]);

@@ -14,8 +14,19 @@
 
 #include "agent/counter.h"
 
+/* The aggregation modes' (aggr.h) accounting, the same as the view's own,
+ * at each (cpu, thread) position of the maps its counter was opened on. */
+struct view_positions {
+	size_t nr;
+	int nr_threads;
+	bool *present;			/* the counter has a value there */
+	struct counter_value *opened_at, *closed_sum, *interval_base;
+	struct counter_value *interval_delta;	/* the last view_take_interval's */
+};
+
 struct view {
 	struct counter *counter;
+	struct view_positions *pos;	/* NULL unless tracked per position */
 	bool open;
 	bool ever_opened;		/* final report: <not counted> when never */
 	bool opened_this_interval;	/* interval report: <not counted> when not */
@@ -25,6 +36,13 @@ struct view {
 };
 
 void view_init(struct view *v, struct counter *counter);
+/* Keep per-position values too (after the counter is opened, before the
+ * view first opens); view_free_positions() frees them. */
+void view_track_positions(struct view *v, int nr_cpus, int nr_threads);
+void view_free_positions(struct view *v);
+/* Position k's value now (k = cpu * nr_threads + thread); false when the
+ * counter has none there. */
+bool view_position_value(struct view *v, size_t k, struct counter_value *value);
 /* Open the gate now (reads the counter, enables it if it was idle). */
 void view_open(struct view *v);
 /* Open the gate at the workload's exec (counter opened with enable_on_exec). */

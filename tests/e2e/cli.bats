@@ -139,3 +139,26 @@ refused() {
 	expect_value "$GETPPID" 3
 	[ "$(grep -c "$GETPPID" "$T/err")" = 1 ] || { show_run; fail "-I 0 printed intervals"; }
 }
+
+@test "aggregation modes and -G without the target they need: refused, saying what is needed" {
+	local opt
+	for opt in -A --no-aggr --per-core --per-die --per-socket --per-node; do
+		pg "$opt" -e "$GETPPID" -- "$MARKER" say ran
+		refused "$opt"
+		[ "$status" = 129 ] || fail "$opt: status $status, expected 129"
+		grep -qF "needs -a or -C" "$T/err" || { show_run; fail "$opt: does not say it needs -a or -C"; }
+	done
+	pg --per-thread -e "$GETPPID" -- "$MARKER" say ran
+	refused "--per-thread needs -p or -t"
+	pg --per-thread -a -e "$GETPPID" -- "$MARKER" say ran
+	refused "--per-thread needs -p or -t, not -a or -C"
+	pg -G perfgate-nosuch -e "$GETPPID" -- "$MARKER" say ran
+	refused "-G/--cgroup needs -a or -C"
+	[ "$status" = 129 ] || fail "-G: status $status, expected 129"
+}
+
+@test "-G with a cgroup that does not exist: refused, naming it" {
+	local name="perfgate-nosuch-$$-$BATS_TEST_NUMBER"
+	pg -a -G "$name" -e "$GETPPID" -- "$MARKER" say ran
+	refused "no cgroup '$name'"
+}

@@ -139,4 +139,155 @@ same_file_as_perf() {
 	[ "$(head -n 2 "$T/err")" = "Events disabled
 Events enabled" ] || { show_run; fail "expected perf's Events lines"; }
 	expect_value "$GETPPID" 7
+# ---- aggregation modes: -A, --per-core/-die/-socket/-node, --per-thread ----
+# duration_time is there for where perf puts a tool event: on the first CPU
+# of -A, "<not counted>" with 0 CPUs in the other cores' rows.
+AGGR="task-clock,$GETPPID,duration_time"
+
+@test "perf: -A -a" { same_as_perf -A -a -e "$AGGR"; }
+@test "perf: --no-aggr -a -x," { same_as_perf --no-aggr -a -x, -e "$AGGR"; }
+@test "perf: -A -a -j" { same_as_perf -A -a -j -e "$AGGR"; }
+@test "perf: -A -C 1" { same_as_perf -A -C 1 -e "$AGGR"; }
+@test "perf: -A -a with an unsupported event" { same_as_perf -A -a -e "cycles,cpu-clock,$GETPPID"; }
+@test "perf: -A -a -I 100" { same_as_perf -A -a -I 100 --interval-count 2 -e "$AGGR"; }
+@test "perf: -A -a -I 100 -x," { same_as_perf -A -a -I 100 --interval-count 2 -x, -e "$AGGR"; }
+@test "perf: -A -a -I 100 -j" { same_as_perf -A -a -I 100 --interval-count 2 -j -e "$AGGR"; }
+@test "perf: --per-core -a" { same_as_perf --per-core -a -e "$AGGR"; }
+@test "perf: --per-core -a -x," { same_as_perf --per-core -a -x, -e "$AGGR"; }
+@test "perf: --per-core -a -j" { same_as_perf --per-core -a -j -e "$AGGR"; }
+@test "perf: --per-core -a -I 100" { same_as_perf --per-core -a -I 100 --interval-count 2 -e "$AGGR"; }
+@test "perf: --per-core -a -I 100 -x," { same_as_perf --per-core -a -I 100 --interval-count 2 -x, -e "$AGGR"; }
+@test "perf: --per-core -a with a group" { same_as_perf --per-core -a -e "{task-clock,page-faults},$GETPPID"; }
+@test "perf: --per-socket -a" { same_as_perf --per-socket -a -e "$AGGR"; }
+@test "perf: --per-socket -a -x," { same_as_perf --per-socket -a -x, -e "$AGGR"; }
+@test "perf: --per-socket -a -j" { same_as_perf --per-socket -a -j -e "$AGGR"; }
+@test "perf: --per-socket -a -I 100 -j" { same_as_perf --per-socket -a -I 100 --interval-count 2 -j -e "$AGGR"; }
+@test "perf: --per-die -a" { same_as_perf --per-die -a -e "$AGGR"; }
+@test "perf: --per-die -a -x," { same_as_perf --per-die -a -x, -e "$AGGR"; }
+@test "perf: --per-die -a -j" { same_as_perf --per-die -a -j -e "$AGGR"; }
+@test "perf: --per-die -a -I 100" { same_as_perf --per-die -a -I 100 --interval-count 2 -e "$AGGR"; }
+@test "perf: --per-node -a" { same_as_perf --per-node -a -e "$AGGR"; }
+@test "perf: --per-node -a -x," { same_as_perf --per-node -a -x, -e "$AGGR"; }
+@test "perf: --per-node -a -j" { same_as_perf --per-node -a -j -e "$AGGR"; }
+@test "perf: --per-node -a -I 100" { same_as_perf --per-node -a -I 100 --interval-count 2 -e "$AGGR"; }
+
+# per_thread_run FILE TOOL...: TOOL (perf stat or perfgate) with --per-thread
+# -p on a marker whose threads mk-thr1 and mk-thr2 make 300 and 500 writes
+# once the tool has answered a ping (its counters are open then); the report
+# goes to FILE.  Sets MARKER_PID.
+per_thread_run() {
+	local file=$1 c a go r tool_pid
+	shift
+	rm -f "$T/c" "$T/a" "$T/go" "$T/marker.pid"
+	mkfifos c a go
+	open_rw c "$T/c"
+	open_rw a "$T/a"
+	marker_bg threads 300 500 pid "$T/marker.pid" wait "$T/go" join
+	for _ in $(seq 1 1000); do [ -s "$T/marker.pid" ] && break; sleep 0.01; done
+	[ -s "$T/marker.pid" ] || fail "the marker did not start"
+	timeout --foreground -k 2 "$PG_TIMEOUT" "$@" --per-thread --control "fifo:$T/c,$T/a" \
+		-p "$MARKER_PID" 2>"$file" >/dev/null </dev/null &
+	tool_pid=$!
+	printf 'ping\n' >&"$c"
+	read -r -t "$PG_TIMEOUT" -u "$a" r || fail "$1: no ack to ping"
+	release go
+	wait "$MARKER_PID" || fail "the marker failed"
+	wait "$tool_pid" || fail "$* failed: $(cat "$file")"
+	exec {c}>&- {a}>&-
+}
+
+# same_as_perf_per_thread OPTIONS...: perf stat and perfgate agree.
+same_as_perf_per_thread() {
+	per_thread_run "$T/perf" perf stat "$@"
+	per_thread_run "$T/err" "$PERFGATE" "$@"
+	if ! diff <(mask_digits <"$T/perf") <(mask_digits <"$T/err") >"$T/diff"; then
+		echo "--- perf stat --per-thread $*"; cat "$T/perf"
+		echo "--- perfgate --per-thread $*"; cat "$T/err"
+		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
+		fail "perfgate's output differs from perf's for: --per-thread $*"
+	fi
+}
+
+@test "perf: --per-thread -p" { same_as_perf_per_thread -e "$WRITE,duration_time"; }
+@test "perf: --per-thread -p -x," { same_as_perf_per_thread -x, -e "$WRITE,duration_time"; }
+@test "perf: --per-thread -p -j" { same_as_perf_per_thread -j -e "$WRITE,duration_time"; }
+
+@test "--per-thread: each thread's row has exactly its own writes" {
+	per_thread_run "$T/err" "$PERFGATE" -x, -e "$WRITE" --json-file "$T/run.json"
+	local pid=$MARKER_PID
+	# Largest first, as perf sorts them; the main thread made none.
+	grep -E "^mk-thr2-[0-9]+,500,,$WRITE," "$T/err" || { cat "$T/err"; fail "mk-thr2: not 500"; }
+	grep -E "^mk-thr1-[0-9]+,300,,$WRITE," "$T/err" || { cat "$T/err"; fail "mk-thr1: not 300"; }
+	grep -E "^marker-$pid,0,,$WRITE," "$T/err" || { cat "$T/err"; fail "main thread: not 0"; }
+	[ "$(cut -d, -f1 "$T/err" | cut -d- -f1,2 | tr '\n' ' ')" = "mk-thr2 mk-thr1 marker-$pid " ] ||
+		{ cat "$T/err"; fail "rows not in perf's order (largest count first)"; }
+	# The document: the same values per key (in -p's thread order), and
+	# their sum is the view's total.
+	[ "$(jq -r '.views[0].per_key | map("\(.key | sub("-[0-9]+$"; "")) \(.count)") | join(",")' \
+		"$T/run.json")" = "marker 0,mk-thr1 300,mk-thr2 500" ] ||
+		{ jq .views "$T/run.json"; fail "--json-file per_key"; }
+	[ "$(jq '.views[0].count' "$T/run.json")" = 800 ] || fail "--json-file: total not 800"
+}
+
+# ---- -G: counting one cgroup's tasks, system-wide ---------------------------
+
+teardown() {
+	common_teardown
+	# The cgroup of a -G test, once its tasks are gone.
+	if [ -n "${CGDIR:-}" ] && [ -d "$CGDIR" ]; then
+		for _ in $(seq 1 50); do rmdir "$CGDIR" 2>/dev/null && break; sleep 0.1; done
+		[ ! -d "$CGDIR" ] || fail "cannot remove cgroup $CGDIR"
+	fi
+}
+
+# make_cgroup: a cgroup of our own, $CGNAME, in the hierarchy perf uses for
+# perf_event (this machine has cgroup v1 and v2 side by side, and no v1
+# perf_event controller: then it is the cgroup2 mount).
+make_cgroup() {
+	local mnt
+	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || fail "no cgroup2 (or v1 perf_event) hierarchy mounted"
+	CGNAME="perfgate-test-$$-$BATS_TEST_NUMBER"
+	CGDIR=$mnt/$CGNAME
+	mkdir "$CGDIR" || fail "cannot create cgroup $CGDIR"
+}
+
+# same_as_perf_cgroup OPTIONS...: perf stat and perfgate with -a -G $CGNAME
+# OPTIONS on a workload (pinned to CPU 0, so per-CPU rows agree) that moves
+# itself into the cgroup, then runs marker $CG_STEPS (default: 300 writes,
+# then a sleep of 250 ms).
+same_as_perf_cgroup() {
+	local workload=(taskset -c 0 bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _
+			"$CGDIR" "$MARKER" ${CG_STEPS:-write 300 sleep 250})
+	timeout --foreground -k 2 "$PG_TIMEOUT" perf stat -a -e "$WRITE,task-clock" -G "$CGNAME" "$@" \
+		-- "${workload[@]}" >"$T/perf.out" 2>"$T/perf" 3>&- </dev/null ||
+		fail "perf stat -G $* failed: $(cat "$T/perf")"
+	pg -a -e "$WRITE,task-clock" -G "$CGNAME" "$@" -- "${workload[@]}"
+	expect_status 0
+	if ! diff <(mask_digits <"$T/perf") <(mask_digits <"$T/err") >"$T/diff"; then
+		echo "--- perf stat -G $*"; cat "$T/perf"
+		echo "--- perfgate -G $*"; cat "$T/err"
+		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
+		fail "perfgate's output differs from perf's for: -G $*"
+	fi
+}
+
+@test "perf: -a -G" { make_cgroup; same_as_perf_cgroup; }
+@test "perf: -a -G -x," { make_cgroup; same_as_perf_cgroup -x,; }
+@test "perf: -a -G -j" { make_cgroup; same_as_perf_cgroup -j; }
+@test "perf: -a -G -I 100" {
+	# Busy in every interval whatever the load, so no row is <not counted>
+	# in one tool's output and counted in the other's.
+	make_cgroup
+	CG_STEPS="spin 350" same_as_perf_cgroup -I 100 --interval-count 2
+}
+@test "perf: -a -G -A" { make_cgroup; same_as_perf_cgroup -A; }
+
+@test "-G: exactly the cgroup's writes, none of the agent's or the shell's" {
+	make_cgroup
+	pg -a -x, -e "$WRITE" -G "$CGNAME" -- \
+		bash -c 'echo $$ >"$1/cgroup.procs" && exec "$2" write 300' _ "$CGDIR" "$MARKER"
+	expect_status 0
+	[ "$(cut -d, -f1,3,4 "$T/err")" = "300,$WRITE,$CGNAME" ] || { cat "$T/err"; fail "not 300 writes in $CGNAME"; }
 }

@@ -19,6 +19,9 @@
  *   write N              N one-byte write()s to /dev/null
  *   write2 N             N two-byte write()s to /dev/null (for --filter)
  *   fork N               a child makes N getppid() calls; the parent waits
+ *   threads N1 N2        start threads "mk-thr1" and "mk-thr2", held until
+ *                        "join": then they make N1 and N2 one-byte write()s
+ *   join                 release those threads and wait for them to end
  *   ctl CTL ACK CMD      send "CMD\n" on FIFO CTL, read one reply line from
  *                        FIFO ACK, print it (leading NUL skipped) on stdout;
  *                        CMD is one argument: quote it if it has spaces
@@ -26,6 +29,7 @@
  *   wait FIFO            block until a line can be read from FIFO
  *   notify FIFO          write one line ("go\n") to FIFO
  *   sleep MS             sleep MS milliseconds (never used to synchronise)
+ *   spin MS              getppid() calls for MS milliseconds: busy throughout
  *   pid FILE             write our pid to FILE (atomically, via rename)
  *   say TEXT             print TEXT and a newline on stdout
  *   exit N               exit now with status N
@@ -46,7 +50,9 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +206,53 @@ static void write_pid(const char *path)
 		die("rename %s: %s", tmp, strerror(errno));
 }
 
+/* ---- threads: two writers held at a barrier until "join" ---------------- */
+
+static struct {
+	pthread_t id;
+	long writes;
+	bool started;
+} writers[2];
+static pthread_barrier_t writers_go;
+static int writers_fd = -1;
+
+static void *writer_main(void *arg)
+{
+	long n = *(long *)arg;
+
+	pthread_barrier_wait(&writers_go);
+	while (n-- > 0)
+		if (write(writers_fd, "x", 1) != 1)
+			die("write /dev/null: %s", strerror(errno));
+	return NULL;
+}
+
+static void threads_start(long n1, long n2, int devnull)
+{
+	writers_fd = devnull;
+	pthread_barrier_init(&writers_go, NULL, 3);
+	writers[0].writes = n1;
+	writers[1].writes = n2;
+	for (int t = 0; t < 2; t++) {
+		char name[16];
+
+		if (pthread_create(&writers[t].id, NULL, writer_main, &writers[t].writes))
+			die("threads: cannot create a thread");
+		snprintf(name, sizeof(name), "mk-thr%d", t + 1);
+		pthread_setname_np(writers[t].id, name);
+		writers[t].started = true;
+	}
+}
+
+static void threads_join(void)
+{
+	if (!writers[0].started)
+		die("join: no threads started");
+	pthread_barrier_wait(&writers_go);
+	for (int t = 0; t < 2; t++)
+		pthread_join(writers[t].id, NULL);
+}
+
 static void getppid_n(long n)
 {
 	while (n-- > 0)
@@ -246,6 +299,17 @@ int main(int argc, char **argv)
 			i += 3;
 			continue;
 		}
+		if (!strcmp(step, "join")) {
+			threads_join();
+			continue;
+		}
+		if (!strcmp(step, "threads")) {
+			if (i + 2 > argc)
+				die("threads: needs N1 N2");
+			threads_start(parse_num(argv[i], step), parse_num(argv[i + 1], step), devnull);
+			i += 2;
+			continue;
+		}
 		if (!arg)
 			die("%s: missing argument", step);
 		i++;
@@ -281,6 +345,16 @@ int main(int argc, char **argv)
 			read_line(fifo_fd(arg), line, sizeof(line), arg);
 		} else if (!strcmp(step, "notify")) {
 			write_all(fifo_fd(arg), "go\n", 3, arg);
+		} else if (!strcmp(step, "spin")) {
+			struct timespec start, now;
+			long ms = parse_num(arg, step);
+
+			clock_gettime(CLOCK_MONOTONIC, &start);
+			do {
+				getppid_n(100);
+				clock_gettime(CLOCK_MONOTONIC, &now);
+			} while ((now.tv_sec - start.tv_sec) * 1000 +
+				 (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 		} else if (!strcmp(step, "sleep")) {
 			sleep_ms(parse_num(arg, step));
 		} else if (!strcmp(step, "pid")) {

@@ -925,6 +925,158 @@ static void test_locale_de_de(void)
 	setlocale(LC_ALL, "C");
 }
 
+/* ---- aggregation modes (-A, --per-*) and -G ----------------------------- */
+
+static const struct report_aggr_key core0 = { .cpu = 0, .socket = 0, .die = 0, .core = 0 };
+static const struct report_aggr_key core1 = { .cpu = 1, .socket = 0, .die = 0, .core = 1 };
+
+/* A row of an aggregation mode: key, CPUs summed. */
+#define AGGR_EVENT(name, n, ns, key, nr) \
+	{ .event = (name), .count = (n), .enabled_ns = (ns), .running_ns = (ns), .aggr = (key), \
+	  .aggr_nr = (nr) }
+#define AGGR_TOOL(name, ns, key, nr) \
+	{ .event = (name), .count = (ns), .enabled_ns = (ns), .running_ns = (ns), .unit = "ns", \
+	  .aggr = (key), .aggr_nr = (nr) }
+
+static void test_aggr_per_core_text(void)
+{
+	/* perf stat --per-core -a -e syscalls:sys_enter_write,duration_time -- true */
+	static const char want[] =
+		"\n"
+		" Performance counter stats for 'system wide':\n"
+		"\n"
+		"S0-D0-C0           1               2323      syscalls:sys_enter_write                                           \n"
+		"S0-D0-C0           1           58117608 ns   duration_time                                                      \n"
+		"S0-D0-C1           1               4579      syscalls:sys_enter_write                                           \n"
+		"S0-D0-C1           0      <not counted> ns   duration_time                                               \n"
+		"\n"
+		"       0.058117608 seconds time elapsed\n"
+		"\n";
+	const struct report_row rows[] = {
+		AGGR_EVENT("syscalls:sys_enter_write", 2323, 58117608, &core0, 1),
+		AGGR_TOOL("duration_time", 58117608, &core0, 1),
+		AGGR_EVENT("syscalls:sys_enter_write", 4579, 58117608, &core1, 1),
+		{ .event = "duration_time", .status = REPORT_NOT_COUNTED, .unit = "ns", .aggr = &core1 },
+	};
+	struct report_run run = { "'system wide'", 0.058117608, -1, -1 };
+	struct capture c;
+	char *got;
+
+	capture_open(&c, REPORT_TEXT, NULL);
+	c.report.aggr_mode = AGGR_CORE;
+	report_final(&c.report, &run, rows, N_ROWS(rows));
+	got = capture_close(&c);
+	is_str(got, want, "aggr: --per-core text, duration_time <not counted> on the second core");
+	free(got);
+}
+
+static void test_aggr_no_aggr_csv(void)
+{
+	/* perf stat -A -a -x, -e syscalls:sys_enter_write,duration_time -- true */
+	static const char want[] =
+		"CPU0,3879,,syscalls:sys_enter_write,36219854,100.00,,\n"
+		"CPU1,5086,,syscalls:sys_enter_write,43891920,100.00,,\n"
+		"CPU0,43838288,ns,duration_time,43838288,100.00,,\n";
+	const struct report_row rows[] = {
+		AGGR_EVENT("syscalls:sys_enter_write", 3879, 36219854, &core0, 1),
+		AGGR_EVENT("syscalls:sys_enter_write", 5086, 43891920, &core1, 1),
+		AGGR_TOOL("duration_time", 43838288, &core0, 1),
+	};
+	struct report_run run = { "'system wide'", 0.043838288, -1, -1 };
+	struct capture c;
+	char *got;
+
+	capture_open(&c, REPORT_CSV, ",");
+	c.report.aggr_mode = AGGR_NONE;
+	report_final(&c.report, &run, rows, N_ROWS(rows));
+	got = capture_close(&c);
+	is_str(got, want, "aggr: -A -x, rows start with CPUn");
+	free(got);
+}
+
+static void test_aggr_per_socket_interval_json(void)
+{
+	/* perf stat --per-socket -a -j -I 100 --interval-count 1 -e syscalls:sys_enter_write */
+	static const char want[] =
+		"{\"interval\" : 0.110518509, \"socket\" : \"S0\", \"aggregate-number\" : 2, \"counter-value\" : \"41646.000000\", \"unit\" : \"\", \"event\" : \"syscalls:sys_enter_write\", \"event-runtime\" : 252068802, \"pcnt-running\" : 100.00, \"metric-value\" : 0.000000, \"metric-unit\" : \"(null)\"}\n";
+	const struct report_row rows[] = {
+		AGGR_EVENT("syscalls:sys_enter_write", 41646, 252068802, &core0, 2),
+	};
+	struct capture c;
+	char *got;
+
+	capture_open(&c, REPORT_JSON, NULL);
+	c.report.aggr_mode = AGGR_SOCKET;
+	c.report.interval_ns = 100000000;
+	report_interval(&c.report, 0.110518509, rows, N_ROWS(rows));
+	got = capture_close(&c);
+	is_str(got, want, "aggr: --per-socket -j -I: socket and aggregate-number keys");
+	free(got);
+}
+
+static void test_aggr_per_thread_text(void)
+{
+	/* perf stat --per-thread -p PID -e syscalls:sys_enter_write,duration_time
+	 * on marker threads 300 500 (tests/e2e/perf_compare.bats) */
+	static const char want[] =
+		"\n"
+		" Performance counter stats for process id '5138':\n"
+		"\n"
+		"         mk-thr2-5147                    500      syscalls:sys_enter_write                                           \n"
+		"         mk-thr1-5146                    300      syscalls:sys_enter_write                                           \n"
+		"          marker-5138                      0      syscalls:sys_enter_write                                           \n"
+		"          marker-5138             1014341181 ns   duration_time                                                      \n"
+		"         mk-thr1-5146             1014341181 ns   duration_time                                                      \n"
+		"         mk-thr2-5147             1014341181 ns   duration_time                                                      \n"
+		"\n"
+		"       1.014341181 seconds time elapsed\n"
+		"\n";
+	static const struct report_aggr_key main_thread = { .tid = 5138, .comm = "marker" };
+	static const struct report_aggr_key thr1 = { .tid = 5146, .comm = "mk-thr1" };
+	static const struct report_aggr_key thr2 = { .tid = 5147, .comm = "mk-thr2" };
+	const struct report_row rows[] = {
+		AGGR_EVENT("syscalls:sys_enter_write", 500, 600000, &thr2, 1),
+		AGGR_EVENT("syscalls:sys_enter_write", 300, 400000, &thr1, 1),
+		AGGR_EVENT("syscalls:sys_enter_write", 0, 100000, &main_thread, 1),
+		AGGR_TOOL("duration_time", 1014341181, &main_thread, 1),
+		AGGR_TOOL("duration_time", 1014341181, &thr1, 1),
+		AGGR_TOOL("duration_time", 1014341181, &thr2, 1),
+	};
+	struct report_run run = { "process id '5138'", 1.014341181, -1, -1 };
+	struct capture c;
+	char *got;
+
+	capture_open(&c, REPORT_TEXT, NULL);
+	c.report.aggr_mode = AGGR_THREAD;
+	report_final(&c.report, &run, rows, N_ROWS(rows));
+	got = capture_close(&c);
+	is_str(got, want, "aggr: --per-thread text, comm-tid column");
+	free(got);
+}
+
+static void test_cgroup_interval_text(void)
+{
+	/* perf stat -a -I 100 --interval-count 2 -e syscalls:sys_enter_write -G NAME
+	 * -- (a shell that joins NAME, then marker write 300 sleep 150) */
+	static const char want[] =
+		"#           time             counts unit events\n"
+		"     0.123917739                300      syscalls:sys_enter_write         pgu15096                                   \n"
+		"     0.236979473      <not counted>      syscalls:sys_enter_write  pgu15096                                   \n";
+	struct report_row rows[] = { EVENT("syscalls:sys_enter_write", 300, 5000000) };
+	struct capture c;
+	char *got;
+
+	rows[0].cgroup = "pgu15096";
+	capture_open(&c, REPORT_TEXT, NULL);
+	c.report.interval_ns = 100000000;
+	report_interval(&c.report, 0.123917739, rows, 1);
+	rows[0].status = REPORT_NOT_COUNTED;
+	report_interval(&c.report, 0.236979473, rows, 1);
+	got = capture_close(&c);
+	is_str(got, want, "-G: the cgroup's column after the event, counted and not");
+	free(got);
+}
+
 int main(void)
 {
 	test_text_default_events();
@@ -953,5 +1105,10 @@ int main(void)
 	test_interval_period_fallback();
 	test_locale_en_us();
 	test_locale_de_de();
+	test_aggr_per_core_text();
+	test_aggr_no_aggr_csv();
+	test_aggr_per_socket_interval_json();
+	test_aggr_per_thread_text();
+	test_cgroup_interval_text();
 	return tap_done();
 }
