@@ -139,6 +139,8 @@ same_file_as_perf() {
 	[ "$(head -n 2 "$T/err")" = "Events disabled
 Events enabled" ] || { show_run; fail "expected perf's Events lines"; }
 	expect_value "$GETPPID" 7
+}
+
 # ---- aggregation modes: -A, --per-core/-die/-socket/-node, --per-thread ----
 # duration_time is there for where perf puts a tool event: on the first CPU
 # of -A, "<not counted>" with 0 CPUs in the other cores' rows.
