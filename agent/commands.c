@@ -105,13 +105,15 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 	char reason[CTL_REPLY_MAX];
 	const char *text;
 
+	/* Before the views close: an event the ranges count is read from
+	 * their sums as of this drain, as the range values of the reply. */
+	session_ranges_drain(s);
 	if (!w || window_end(w, &result)) {
 		snprintf(reason, sizeof(reason), "window '%s' is not open", cmd->name);
 		control_reply(ch, false, reason);
 		return;
 	}
 	s->nr_open_calls--;
-	session_ranges_drain(s);
 	text = json_report_window_end(s, w, &result, reason, sizeof(reason));
 	control_reply(ch, text != NULL, text ? text : reason);
 	free(result.ranges_at_begin);

@@ -180,4 +180,8 @@ PY
 	key="$WRITE@$R_GATE"
 	[ "$(reply_field "$json" 'r["call"]["ranges"]["'"$key"'"], r["ranges"]["'"$key"'"]')" = "(3, 5)" ] ||
 		{ show_run; fail "reply: $json"; }
+	# The plain write is read from the ranges' sums, as of the end: 11, as
+	# without ranges (3 + 5, and the marker's own writes to the FIFO).
+	[ "$(reply_field "$json" 'r["call"]["counts"]["'"$WRITE"'"]')" = 11 ] ||
+		{ show_run; fail "reply: $json"; }
 }
