@@ -33,6 +33,7 @@ enum {
 	OPT_NO_BIG_NUM,
 	OPT_SUMMARY,
 	OPT_NO_CSV_SUMMARY,
+	OPT_TOPDOWN,
 	OPT_VERSION,
 	OPT_METRICS_LISTEN,
 	OPT_METRICS_TEXTFILE,
@@ -67,6 +68,9 @@ static const struct option long_options[] = {
 	{ "interval-count",	required_argument, NULL, OPT_INTERVAL_COUNT },
 	{ "summary",		no_argument,	   NULL, OPT_SUMMARY },
 	{ "no-csv-summary",	no_argument,	   NULL, OPT_NO_CSV_SUMMARY },
+	/* perf's metrics: known, so that they are refused with the reason. */
+	{ "metrics",		required_argument, NULL, 'M' },
+	{ "topdown",		no_argument,	   NULL, OPT_TOPDOWN },
 	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "verbose",		no_argument,	   NULL, 'v' },
 	{ "field-separator",	required_argument, NULL, 'x' },
@@ -441,9 +445,22 @@ static int set_aggr(struct options *opts, enum aggr_mode mode, const char *optio
 	return 0;
 }
 
+/* -M and --topdown: perf computes metrics from formulas in the CPU's
+ * event tables (its pmu-events, compiled into perf).  libpfm4 and sysfs
+ * name events, not metrics, so perfgate has no table to take them from. */
+static int refuse_metrics(const char *option)
+{
+	log_error("%s: metrics are formulas from the CPU's event tables (perf's pmu-events), "
+		  "which neither libpfm4 nor sysfs provides, so perfgate takes none; "
+		  "count the metric's events with -e instead (README: \"Not taken\")", option);
+	return -1;
+}
+
 static int parse_one(struct options *opts, int opt, const char *arg)
 {
 	switch (opt) {
+	case 'M': return refuse_metrics("-M/--metrics");
+	case OPT_TOPDOWN: return refuse_metrics("--topdown");
 	case 'e': return add_events(opts, arg);
 	case OPT_FILTER: return set_filter(opts, arg);
 	case OPT_PFM_EVENTS: return add_pfm_events(opts, arg);
@@ -582,7 +599,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 	opts->mmap_pages = 1024;	/* loses nothing at 2 M hits/s (DESIGN.md section 6) */
 	opterr = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */
-	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:hinBqvAG:", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:hinBqvAG:M:", long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 1;

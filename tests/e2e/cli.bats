@@ -19,6 +19,18 @@ refused() {
 	refused no-such-option
 }
 
+@test "-M and --topdown are refused with the reason: no metric tables" {
+	local opt
+	for opt in "-M IPC" "--metrics=IPC" "--topdown"; do
+		# shellcheck disable=SC2086  # opt is one or two words
+		pg $opt -a -- "$MARKER" say ran
+		expect_status 129
+		grep -q "metrics are formulas from the CPU's event tables (perf's pmu-events), which neither libpfm4 nor sysfs provides" "$T/err" ||
+			{ show_run; fail "$opt: no reason"; }
+		[ ! -s "$T/out" ] || { show_run; fail "$opt: the workload ran"; }
+	done
+}
+
 @test "a bad option value: non-zero exit, a message naming it" {
 	pg -D abc -e "$GETPPID" -- "$MARKER" say ran
 	refused abc
