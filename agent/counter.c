@@ -83,6 +83,17 @@ static void report_open_error(const struct counter *c, int err)
 	log_error("cannot open '%s': %s", c->def.name, strerror(err));
 }
 
+/* An open that failed: "<not supported>" (0) for what this machine lacks,
+ * as perf; otherwise the reason, and -1. */
+static int open_failed(struct counter *c, int err, const struct perf_event_attr *attr)
+{
+	c->supported = false;
+	if (errno_is_unsupported(err, attr))
+		return 0;
+	report_open_error(c, err);
+	return -1;
+}
+
 static int counter_apply_filter(struct counter *c)
 {
 	int err;
@@ -210,11 +221,7 @@ static int counter_open_cgroup(struct counter *c, const struct counter_target *t
 			continue;
 		err = errno;
 		cgroup_close(c);
-		c->supported = false;
-		if (errno_is_unsupported(err, &attr))
-			return 0;
-		report_open_error(c, err);
-		return -1;
+		return open_failed(c, err, &attr);
 	}
 	counter_opened(c, target);
 	for (int i = 0; c->def.filter && i < nr; i++) {
@@ -267,11 +274,7 @@ int counter_open(struct counter *c, const struct counter_target *target)
 	err = evsel_open(&attr, target, &c->evsel);
 	if (err) {
 		c->evsel = NULL;
-		c->supported = false;
-		if (errno_is_unsupported(err, &attr))
-			return 0;
-		report_open_error(c, err);
-		return -1;
+		return open_failed(c, err, &attr);
 	}
 	counter_opened(c, target);
 	return counter_apply_filter(c);
