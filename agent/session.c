@@ -18,6 +18,7 @@
 #include "agent/json_report.h"
 #include "agent/log.h"
 #include "agent/metrics/metrics.h"
+#include "agent/repeat.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
 #include "agent/session_rows.h"
@@ -127,10 +128,11 @@ static int session_open_output(struct session *s)
 	return 0;
 }
 
-int session_init(struct session *s, const struct options *opts)
+int session_init(struct session *s, const struct options *opts, struct repeat *repeat)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
+	s->repeat = repeat;
 	s->output.fd = -1;
 	s->json_out.fd = -1;
 	s->json_tmp_fd = -1;
@@ -496,22 +498,32 @@ void session_abort(struct session *s)
 
 int session_finish(struct session *s)
 {
+	bool last = true;
 	int code = 0;
 
 	/* The workload is reaped: every thread left its final record. */
 	session_ranges_finish(s);
 	session_end_tools(s);
 	session_close_windows(s);
-	if (s->opts->interval_ms) {
+	if (s->has_workload)
+		code = workload_exit_code(&s->workload);
+	if (s->repeat) {
+		repeat_record(s->repeat, s, code);
+		/* -r: a signal or "stop" ends the repetition too. */
+		if (s->exit_signal || s->stop_channel)
+			s->repeat->stopped = true;
+		last = repeat_done(s->repeat);
+	}
+	if (!last)
+		;	/* -r: the last run reports them all */
+	else if (s->opts->interval_ms) {
 		/* The last, partial interval, unless --interval-count ended the run. */
 		if (!s->opts->interval_count || s->intervals_done < s->opts->interval_count)
 			session_print_last_interval(s);
 	} else
 		session_print_final(s);
 	fflush(s->out);
-	if (s->has_workload)
-		code = workload_exit_code(&s->workload);
-	if (s->opts->json_file && json_report_write(s, code) && !code)
+	if (last && s->opts->json_file && json_report_write(s, code) && !code)
 		code = 1;
 	session_ranges_warn_lost(s);
 	/* The report reaches its reader, or the run says it did not. */
