@@ -139,7 +139,7 @@ static void test_text_default_events(void)
 		"       0.000000000 seconds sys\n"
 		"\n"
 		"\n";
-	struct report_run run = { "'true'", 0.001595774, 0.001643, 0 };
+	struct report_run run = { "'true'", 0.001595774, 0.001643, 0, 0, 0 };
 	struct report_row rows[8];
 
 	default_rows(rows, 744183, 0, 0, 49);
@@ -171,7 +171,7 @@ static void test_text_tracepoint(void)
 		EVENT("syscalls:sys_enter_write", 1, 1602728),
 		UNSUPPORTED("cycles"),
 	};
-	struct report_run run = { "'ls'", 0.000491610, 0, 0.00245 };
+	struct report_run run = { "'ls'", 0.000491610, 0, 0.00245, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: task-clock, tracepoint, <not supported>");
@@ -195,7 +195,7 @@ static void test_text_system_wide(void)
 		"\n"
 		"       0.201949823 seconds time elapsed\n"
 		"\n";
-	struct report_run run = { "'system wide'", 0.201949823, -1, -1 };
+	struct report_run run = { "'system wide'", 0.201949823, -1, -1, 0, 0 };
 	struct report_row rows[8];
 
 	default_rows(rows, 404953500, 74, 2, 445);
@@ -219,7 +219,7 @@ static void test_text_not_counted(void)
 	const struct report_row rows[] = {
 		CLOSED_CLOCK("task-clock"), CLOSED("context-switches"),
 	};
-	struct report_run run = { "process id '6286'", 0.300363872, -1, -1 };
+	struct report_run run = { "process id '6286'", 0.300363872, -1, -1, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: -p, <not counted> rows");
@@ -253,7 +253,7 @@ static void test_text_no_clock(void)
 		EVENT("context-switches", 0, 1434379),
 		EVENT("syscalls:sys_enter_write", 1, 1434379),
 	};
-	struct report_run run = { "'ls'", 0.002491179, 0.002724, 0 };
+	struct report_run run = { "'ls'", 0.002491179, 0.002724, 0, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: no clock event, no metric");
@@ -283,7 +283,7 @@ static void test_text_two_clocks(void)
 		CLOCK("task-clock", 1026000),
 		EVENT("syscalls:sys_enter_clock_nanosleep", 1, 1026000),
 	};
-	struct report_run run = { "'sleep 0.01'", 0.012282916, 0.002203, 0 };
+	struct report_run run = { "'sleep 0.01'", 0.012282916, 0.002203, 0, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: two clocks, long name");
@@ -311,7 +311,7 @@ static void test_text_multiplexed(void)
 		{ .event = "cycles", .count = 0, .enabled_ns = 3000,
 		  .running_ns = 0 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: multiplexed count scaled, (xx.xx%) suffix");
@@ -339,7 +339,7 @@ static void test_text_nmi_hint(void)
 		"\tperf stat ...\n"
 		"\techo 1 > /proc/sys/kernel/nmi_watchdog\n";
 	const struct report_row rows[] = { CLOSED_CLOCK("task-clock") };
-	struct report_run run = { "'sleep 0.3'", 0.301943828, 0, 0 };
+	struct report_run run = { "'sleep 0.3'", 0.301943828, 0, 0, 0, 0 };
 	struct capture c;
 	char *got;
 
@@ -372,7 +372,7 @@ static void test_text_metric_edges(void)
 		EVENT("b", 1000000001, 1000000000),
 		EVENT("c", 2500000, 1000000000),
 	};
-	struct report_run run = { "'x'", 0, -1, -1 };
+	struct report_run run = { "'x'", 0, -1, -1, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: K/M/G thresholds, no wall time");
@@ -400,7 +400,7 @@ static void test_csv_final(void)
 		EVENT("syscalls:sys_enter_write", 1, 1367640),
 		UNSUPPORTED("cycles"),
 	};
-	struct report_run run = { "'ls'", 0.00194, 0, 0 };
+	struct report_run run = { "'ls'", 0.00194, 0, 0, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows, N_ROWS(rows), comma,
 		    "csv: -x, final, no header or footer");
@@ -436,7 +436,7 @@ static void test_csv_no_clock_two_clocks(void)
 		  .running_ns = 848890, .is_clock = true },
 		EVENT("syscalls:sys_enter_clock_nanosleep", 1, 848890),
 	};
-	struct report_run run = { "'x'", 0.01145, 0, 0 };
+	struct report_run run = { "'x'", 0.01145, 0, 0, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows1, N_ROWS(rows1), no_clock,
 		    "csv: no clock event, empty metric columns");
@@ -458,7 +458,7 @@ static void test_csv_multiplexed(void)
 		  .running_ns = 1000 },
 		{ .event = "cycles", .count = 0, .enabled_ns = 3000 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows, N_ROWS(rows), want,
 		    "csv: multiplexed, whole-number pcnt-running");
@@ -480,7 +480,7 @@ static void test_csv_label_separator(void)
 		{ .event = "syscalls:sys_enter_write", .range = "a:b(cpu == CPUS{0,1})..c:d",
 		  .count = 3, .enabled_ns = 1000, .running_ns = 1000 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows, N_ROWS(rows), comma,
 		    "csv: ',' in a range label becomes '_'");
@@ -509,7 +509,7 @@ static void test_json_final(void)
 		EVENT("syscalls:sys_enter_write", 1, 1314681),
 		UNSUPPORTED("cycles"),
 	};
-	struct report_run run = { "'ls'", 0.001882855, 0, 0 };
+	struct report_run run = { "'ls'", 0.001882855, 0, 0, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: -j final, no header or footer");
@@ -526,7 +526,7 @@ static void test_json_no_clock(void)
 		EVENT("context-switches", 1, 1545584),
 		EVENT("syscalls:sys_enter_write", 1, 1545584),
 	};
-	struct report_run run = { "'ls'", 0.002, 0, 0 };
+	struct report_run run = { "'ls'", 0.002, 0, 0, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: no clock event, metric-unit (null)");
@@ -544,7 +544,7 @@ static void test_json_closed_clock(void)
 		CLOSED_CLOCK("task-clock"),
 		EVENT("page-faults", 4, 389728668),
 	};
-	struct report_run run = { "'python3'", 0.5, 0.4, 0 };
+	struct report_run run = { "'python3'", 0.5, 0.4, 0, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: <not counted> clock, counted event at 0 /sec");
@@ -560,7 +560,7 @@ static void test_json_multiplexed_and_escaping(void)
 		{ .event = "branches@w\"1\\", .count = 2000,
 		  .enabled_ns = 3000, .running_ns = 2000 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: multiplexed pcnt, escaped name");
@@ -825,7 +825,7 @@ static void test_locale_en_us(void)
 		CLOCK("task-clock", 239493859),
 		EVENT("page-faults", 29099, 239493859),
 	};
-	struct report_run run = { cmd, 0.262162555, 0.156173, 0.10281 };
+	struct report_run run = { cmd, 0.262162555, 0.156173, 0.10281, 0, 0 };
 
 	if (!setlocale(LC_ALL, "en_US.UTF-8")) {
 		for (int i = 0; i < 3; i++)
@@ -882,7 +882,7 @@ static void test_locale_de_de(void)
 		CLOCK("task-clock", 205481490),
 		EVENT("page-faults", 29237, 205481490),
 	};
-	struct report_run run = { cmd, 0.243516947, 0.142139, 0.072305 };
+	struct report_run run = { cmd, 0.243516947, 0.142139, 0.072305, 0, 0 };
 
 	if (!setlocale(LC_ALL, "de_DE.UTF-8")) {
 		for (int i = 0; i < 3; i++)
