@@ -51,7 +51,7 @@ EVENTS="task-clock,page-faults,$GETPPID"
 # -r: the mean and +- of task-clock (never the same twice, so both print
 # the +-) and of getppid (1234 every run: +- 0, which text leaves out).
 # perf 6.1 prints the last run's count where perfgate prints the mean:
-# digits only, masked here (perfgate(1), "perf stat compatibility").
+# digits only, masked here (perfgate(1), -r).
 @test "perf: -r 3" { same_as_perf -r 3 -e "task-clock,$GETPPID"; }
 @test "perf: --repeat 3 -x," { same_as_perf --repeat 3 -x, -e "task-clock,$GETPPID"; }
 @test "perf: -r 3 -j" { same_as_perf -r 3 -j -e "task-clock,$GETPPID"; }
