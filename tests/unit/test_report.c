@@ -900,6 +900,72 @@ static void test_locale_de_de(void)
 	setlocale(LC_ALL, "C");
 }
 
+/*
+ * -r 5: the layout of perf stat -r 5 -e task-clock,syscalls:sys_enter_write
+ * -- sh -c 'echo hi >/dev/null' (and with -x, and -j), perf 6.1.187 here.
+ * The digits are ours: perf 6.1 prints the last run's count where perfgate
+ * prints the mean, so the rows below are means and the metrics follow them.
+ */
+static const struct report_row repeat_rows[] = {
+	{ .event = "task-clock", .count = 1, .enabled_ns = 3530000, .running_ns = 3530000,
+	  .is_clock = true, .runs = 5, .mean = 3530000.0, .noise_pct = 7.37 },
+	{ .event = "syscalls:sys_enter_write", .count = 1, .enabled_ns = 3530000,
+	  .running_ns = 3530000, .runs = 5, .mean = 1.0, .noise_pct = 0 },
+	{ .event = "cycles", .status = REPORT_NOT_SUPPORTED, .runs = 5 },
+};
+
+static void test_repeat(void)
+{
+	static const char want_text[] =
+		"\n"
+		" Performance counter stats for 'sh -c echo hi >/dev/null' (5 runs):\n"
+		"\n"
+		"              3.53 msec task-clock                       #    0.101 CPUs utilized            ( +-  7.37% )\n"
+		"                 1      syscalls:sys_enter_write         #  283.286 /sec                   \n"
+		"   <not supported>      cycles                                                      \n"
+		"\n"
+		"           0.03487 +- 0.00765 seconds time elapsed  ( +- 21.94% )\n"
+		"\n";
+	static const char want_csv[] =
+		"3.53,msec,task-clock,7.37%,3530000,100.00,0.101,CPUs utilized\n"
+		"1,,syscalls:sys_enter_write,0.00%,3530000,100.00,283.286,/sec\n"
+		"<not supported>,,cycles,0.00%,0,100.00,,\n";
+	static const char want_json[] =
+		"{\"counter-value\" : \"3.530000\", \"unit\" : \"msec\", \"event\" : \"task-clock\", \"variance\" : 7.37, \"event-runtime\" : 3530000, \"pcnt-running\" : 100.00, \"metric-value\" : 0.101233, \"metric-unit\" : \"CPUs utilized\"}\n"
+		"{\"counter-value\" : \"1.000000\", \"unit\" : \"\", \"event\" : \"syscalls:sys_enter_write\", \"variance\" : 0.00, \"event-runtime\" : 3530000, \"pcnt-running\" : 100.00, \"metric-value\" : 283.286119, \"metric-unit\" : \"/sec\"}\n"
+		"{\"counter-value\" : \"<not supported>\", \"unit\" : \"\", \"event\" : \"cycles\", \"variance\" : 0.00, \"event-runtime\" : 0, \"pcnt-running\" : 100.00, \"metric-value\" : 0.000000, \"metric-unit\" : \"\"}\n";
+	/* Elapsed SD above 1 s: precision 2; SD 0: 2 as well, and no "( +- )". */
+	static const char want_wide[] =
+		"\n"
+		" Performance counter stats for 'x' (2 runs):\n"
+		"\n"
+		"\n"
+		"              3.25 +- 1.25 seconds time elapsed  ( +- 38.46% )\n"
+		"\n";
+	static const char want_zero[] =
+		"\n"
+		" Performance counter stats for 'x' (2 runs):\n"
+		"\n"
+		"\n"
+		"              0.50 +- 0.00 seconds time elapsed\n"
+		"\n";
+	struct report_run run = { .target = "'sh -c echo hi >/dev/null'", .elapsed_s = 0.03487,
+				  .user_s = 1, .sys_s = 1, .runs = 5, .elapsed_sd_s = 0.00765 };
+	struct report_run wide = { .target = "'x'", .elapsed_s = 3.25, .user_s = -1, .sys_s = -1,
+				   .runs = 2, .elapsed_sd_s = 1.25 };
+	struct report_run zero = { .target = "'x'", .elapsed_s = 0.5, .user_s = -1, .sys_s = -1,
+				   .runs = 2, .elapsed_sd_s = 0 };
+
+	check_final(REPORT_TEXT, NULL, &run, repeat_rows, N_ROWS(repeat_rows), want_text,
+		    "-r text: (5 runs), ( +- x% ) after the metric, none when 0, MEAN +- SD footer");
+	check_final(REPORT_CSV, ",", &run, repeat_rows, N_ROWS(repeat_rows), want_csv,
+		    "-r csv: the noise field after the event name");
+	check_final(REPORT_JSON, NULL, &run, repeat_rows, N_ROWS(repeat_rows), want_json,
+		    "-r json: \"variance\" after \"event\"");
+	check_final(REPORT_TEXT, NULL, &wide, NULL, 0, want_wide, "-r text: SD > 1 s, precision 2");
+	check_final(REPORT_TEXT, NULL, &zero, NULL, 0, want_zero, "-r text: SD 0, precision 2, no +-");
+}
+
 int main(void)
 {
 	test_text_default_events();
@@ -927,5 +993,6 @@ int main(void)
 	test_interval_period_fallback();
 	test_locale_en_us();
 	test_locale_de_de();
+	test_repeat();
 	return tap_done();
 }
