@@ -257,6 +257,10 @@ void repeat_print(const struct repeat *rep, struct session *s)
 
 		if (sr->kind != REPEAT_WINDOW_CALLS)
 			continue;
+		/* The runs that opened the window: "(2 runs)" of -r 3. */
+		rw.runs = 0;
+		for (unsigned r = 0; r < rep->runs_done; r++)
+			rw.runs += sr->present[r];
 		rw.calls_mean = repeat_series_mean(rep, sr);
 		rw.calls = (unsigned long)(rw.calls_mean + 0.5);
 		rw.open_at_end = sr->open_at_end;
