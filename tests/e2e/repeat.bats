@@ -183,3 +183,32 @@ assert r["values"] == [30, 30, 30] and r["noise_pct"] == 0, r
 	[ "$(cat "$T/err")" = "perfgate: -r needs a command to run again (see perfgate(1), -r)" ] ||
 		{ show_run; fail "-a"; }
 }
+
+@test "-r: SIGINT in run 2 of 5 ends the repetition: the report of the 2 runs, then the agent dies of SIGINT" {
+	mkfifo "$T/started" "$T/hold"
+	cat >"$T/run.sh" <<'SH'
+#!/bin/bash
+n=$(( $(cat "$T/n" 2>/dev/null || echo 0) + 1 ))
+echo "$n" >"$T/n"
+[ "$n" = 2 ] && exec "$MARKER" getppid 5 notify "$T/started" wait "$T/hold"
+exec "$MARKER" getppid 5
+SH
+	chmod +x "$T/run.sh"
+	export T MARKER
+	pg_bg -r 5 -x, -e "$GETPPID" --json-file "$T/run.json" -- "$T/run.sh"
+	wait_line started
+	local pid
+	pid=$(agent_pid) || fail "no agent under $AGENT_PID"
+	kill -INT "$pid"
+	pg_wait
+	expect_status 130
+	# bash makes getppid()s of its own before the exec, as many each run.
+	grep -Eqx "[0-9]+,,$GETPPID,0.00%,[0-9]+,100.00,," "$T/err" || { show_run; fail "report"; }
+	check_runs '
+assert rep["runs"] == 2 and rep["runs_wanted"] == 5, rep
+v = rep["counts"]["syscalls:sys_enter_getppid"]["values"]
+assert len(v) == 2 and v[0] == v[1] and v[0] >= 5, rep
+assert rep["exit_status"] == [0, 143], rep["exit_status"]
+assert doc["run"]["ended_by"] == "SIGINT", doc["run"]
+'
+}
