@@ -83,7 +83,9 @@ static void commands_window_begin(struct session *s, struct control_channel *ch,
 	}
 	session_ranges_drain(s);
 	ranges = session_ranges_values(s, &nr_ranges);
-	if (window_begin(w ? w : session_window(s, cmd->name, true), ranges, nr_ranges)) {
+	if (!w)
+		w = session_window(s, cmd->name, true);
+	if (!w || window_begin(w, ranges, nr_ranges)) {
 		free(ranges);
 		snprintf(reason, sizeof(reason), "window '%s': out of memory", cmd->name);
 		control_reply(ch, false, reason);
@@ -100,7 +102,8 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 {
 	struct window *w = session_window(s, cmd->name, false);
 	struct window_end_result result;
-	char reason[CTL_REPLY_MAX], *text;
+	char reason[CTL_REPLY_MAX];
+	const char *text;
 
 	if (!w || window_end(w, &result)) {
 		snprintf(reason, sizeof(reason), "window '%s' is not open", cmd->name);
@@ -111,8 +114,6 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 	session_ranges_drain(s);
 	text = json_report_window_end(s, w, &result, reason, sizeof(reason));
 	control_reply(ch, text != NULL, text ? text : reason);
-	free(text);
-	free(result.call);
 	free(result.ranges_at_begin);
 }
 
@@ -182,6 +183,7 @@ static void commands_dispatch(struct session *s, struct control_channel *ch,
 		s->stop_channel = ch;
 		for (size_t i = 0; i < s->nr_channels; i++)
 			control_pause(&s->channels[i]);
+		counter_reading_end();	/* the final report reads the end of the run */
 		session_end(s, 0);
 		return;
 	default:
@@ -207,5 +209,9 @@ void commands_on_line(void *ctx, struct control_channel *ch, const char *line, s
 		control_reply(ch, false, reason);
 		return;
 	}
+	/* One reading per command: each counter is read once, and every view
+	 * the command touches sees it at that one instant (counter.h). */
+	counter_reading_begin();
 	commands_dispatch(s, ch, &cmd);
+	counter_reading_end();
 }

@@ -455,26 +455,32 @@ static void control_queue(struct control_channel *ch, const char *bytes, size_t 
 void control_reply(struct control_channel *ch, bool ok, const char *text)
 {
 	char small[CTL_REPLY_MAX], *reply = small;
-	size_t cap = sizeof(small), n;
+	size_t cap = sizeof(small), n, len;
 	ssize_t written = 0;
 
 	if (ch->ack_fd < 0 || ch->ack_broken)
 		return;
-	/* A window-end reply over many events outgrows the usual bound:
-	 * it is sent whole rather than cut into JSON that does not parse. */
-	if (text && strlen(text) + 16 > cap) {
-		cap = strlen(text) + 16;
-		reply = malloc(cap);
-		if (!reply)
-			return;
+	/* A window-end reply over many events outgrows the usual bound: it
+	 * is sent whole rather than cut into JSON that does not parse, from
+	 * a buffer the channel keeps (no allocation per reply). */
+	len = text ? strlen(text) : 0;
+	if (len + 16 > cap) {
+		if (len + 16 > ch->long_reply_cap) {
+			char *grown = realloc(ch->long_reply, len + 16);
+
+			if (!grown)
+				return;
+			ch->long_reply = grown;
+			ch->long_reply_cap = len + 16;
+		}
+		reply = ch->long_reply;
+		cap = len + 16;
 	}
 	n = ctl_reply_format(reply, cap, ok, text);
 	if (evbuffer_get_length(ch->pending) == 0) {
 		written = write(ch->ack_fd, reply, n);
 		if (written < 0 && errno != EAGAIN && errno != EINTR) {
 			control_mark_broken(ch);	/* EPIPE: nobody will read it */
-			if (reply != small)
-				free(reply);
 			return;
 		}
 		if (written < 0)
@@ -482,8 +488,6 @@ void control_reply(struct control_channel *ch, bool ok, const char *text)
 	}
 	if ((size_t)written < n)
 		control_queue(ch, reply + written, n - (size_t)written);
-	if (reply != small)
-		free(reply);
 }
 
 void control_pause(struct control_channel *ch)
@@ -517,6 +521,7 @@ void control_close(struct control_channel *ch)
 		close(ch->ctl_fd);
 	if (ch->ack_fd >= 0 && ch->ack_fd != ch->ctl_fd)
 		close(ch->ack_fd);
+	free(ch->long_reply);
 	memset(ch, 0, sizeof(*ch));
 	ch->ctl_fd = ch->ack_fd = -1;
 }

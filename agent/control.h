@@ -52,6 +52,8 @@ struct control_channel {
 	bool backpressured;		/* too many replies unread: not reading */
 	bool dropping;			/* replies are being dropped (warned once) */
 	bool paused;			/* "stop" was served: read nothing more */
+	char *long_reply;		/* kept for replies over CTL_REPLY_MAX */
+	size_t long_reply_cap;
 	control_line_fn on_line;
 	void *ctx;
 };

@@ -1,6 +1,7 @@
 /*
  * counter: physical perf counters through libperf: one evsel per event,
- * or one evlist per group {a,b} read as one (PERF_FORMAT_GROUP).
+ * or one evlist per group {a,b} read as one (PERF_FORMAT_GROUP), and the
+ * per-command reading that asks the kernel once per counter.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,28 @@
  * shipping those headers.
  */
 int perf_evsel__apply_filter(struct perf_evsel *evsel, const char *filter);
+
+/* The current reading's number (0: none yet), and whether one is open. */
+static unsigned long reading_now;
+static bool reading_open;
+
+void counter_reading_begin(void)
+{
+	if (++reading_now == 0)
+		reading_now = 1;
+	reading_open = true;
+}
+
+void counter_reading_end(void)
+{
+	reading_open = false;
+}
+
+/* The reading's number if one is open, else 0 (which no value carries). */
+static unsigned long reading_id(void)
+{
+	return reading_open ? reading_now : 0;
+}
 
 /* Errors that mean "this machine cannot count that", as perf treats them. */
 static bool errno_is_unsupported(int err, const struct perf_event_attr *attr)
@@ -180,7 +203,8 @@ static int group_find_leader_fds(struct counter_group *g, struct perf_evsel *lea
 	DIR *dir;
 
 	g->leader_fds = malloc(nr * sizeof(*g->leader_fds));
-	if (!ids || !g->leader_fds)
+	g->reading_data = malloc(nr * (3 + 2 * g->n) * sizeof(*g->reading_data));
+	if (!ids || !g->leader_fds || !g->reading_data)
 		goto out;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		for (int thread = 0; thread < nr_threads; thread++) {
@@ -220,6 +244,7 @@ static void group_free(struct counter_group *g)
 		return;
 	perf_evlist__delete(g->evlist);	/* closes and frees its evsels */
 	free(g->leader_fds);
+	free(g->reading_data);
 	free(g);
 }
 
@@ -339,28 +364,45 @@ void counter_close(struct counter *c)
 	c->evsel = NULL;
 }
 
-/* A member's value from reads of the leader's fds: its own count, the
- * group's enabled and running times (the whole group is scheduled as one). */
-static void counter_read_group(struct counter *c, struct counter_value *value)
+/*
+ * One group read of every leader fd into reading_data: nr, time enabled,
+ * time running, then { value, id } per member.  A read that fails (it
+ * should not on an open group) leaves nr 0, and the fd is skipped.
+ */
+static void group_read(struct counter_group *g, size_t nr_fds)
 {
-	const struct counter_group *g = c->group;
-	size_t words = 3 + 2 * g->n, nr = (size_t)c->nr_cpus * (size_t)c->nr_threads;
-	uint64_t buf[3 + 2 * 64], *data = words <= 3 + 2 * 64 ? buf :
-					      malloc(words * sizeof(*data));
+	size_t words = 3 + 2 * g->n;
 
-	if (!data)
-		return;
-	for (size_t k = 0; k < nr; k++) {
+	for (size_t k = 0; k < nr_fds; k++) {
+		uint64_t *data = g->reading_data + k * words;
 		ssize_t got = read(g->leader_fds[k], data, words * sizeof(*data));
 
-		if (got != (ssize_t)(words * sizeof(*data)) || data[0] != g->n)
-			continue;	/* should not happen on an open group; skip it */
+		if (got != (ssize_t)(words * sizeof(*data)))
+			data[0] = 0;
+	}
+}
+
+/* A member's value from the leader's fds: its own count, the group's
+ * enabled and running times (the whole group is scheduled as one).  The
+ * members share one read per reading. */
+static void counter_read_group(struct counter *c, struct counter_value *value, bool fresh)
+{
+	struct counter_group *g = c->group;
+	size_t words = 3 + 2 * g->n, nr = (size_t)c->nr_cpus * (size_t)c->nr_threads;
+	unsigned long id = reading_id();
+
+	if (fresh || !id || g->reading_id != id)
+		group_read(g, nr);
+	g->reading_id = id;
+	for (size_t k = 0; k < nr; k++) {
+		const uint64_t *data = g->reading_data + k * words;
+
+		if (data[0] != g->n)
+			continue;
 		value->ena += data[1];
 		value->run += data[2];
 		value->val += data[3 + 2 * c->group_pos];
 	}
-	if (data != buf)
-		free(data);
 }
 
 static uint64_t timespec_ns(const struct timespec *t)
@@ -412,23 +454,18 @@ void counter_tool_end(struct counter *c, const struct timespec *ended, uint64_t 
 	c->tool.rusage_ns = c->def.tool == EVENT_TOOL_USER_TIME ? user_ns : sys_ns;
 }
 
-void counter_read(struct counter *c, struct counter_value *value)
+/* The counter's value from the kernel (or its range set) now; a group
+ * member may take its group's read from earlier in the reading, unless
+ * fresh. */
+static void counter_read_now(struct counter *c, struct counter_value *value, bool fresh)
 {
-	if (c->def.tool != EVENT_TOOL_NONE) {
-		counter_read_tool(c, value);
-		return;
-	}
-	if (c->idle_valid && c->users == 0) {
-		*value = c->idle_value;
-		return;
-	}
 	memset(value, 0, sizeof(*value));
 	if (c->backing) {
 		range_set_read_member(c->backing, c->backing_member, value);
 		return;
 	}
 	if (c->group) {
-		counter_read_group(c, value);
+		counter_read_group(c, value, fresh);
 		return;
 	}
 	if (!c->evsel)
@@ -444,6 +481,27 @@ void counter_read(struct counter *c, struct counter_value *value)
 			value->run += counts.run;
 		}
 	}
+}
+
+void counter_read(struct counter *c, struct counter_value *value)
+{
+	unsigned long id = reading_id();
+
+	if (c->def.tool != EVENT_TOOL_NONE) {
+		counter_read_tool(c, value);
+		return;
+	}
+	if (c->idle_valid && c->users == 0) {
+		*value = c->idle_value;
+		return;
+	}
+	if (id && c->reading_id == id) {
+		*value = c->reading_value;
+		return;
+	}
+	counter_read_now(c, value, false);
+	c->reading_id = id;
+	c->reading_value = *value;
 }
 
 static void counter_tool_retain(struct counter *c)
@@ -467,8 +525,14 @@ static struct perf_evsel *counter_switch(const struct counter *c)
 void counter_retain(struct counter *c)
 {
 	counter_tool_retain(c);
-	if (c->users++ == 0 && counter_switch(c))
-		perf_evsel__enable(c->evsel);
+	if (c->users++ == 0) {
+		if (counter_switch(c))
+			perf_evsel__enable(c->evsel);
+		/* Its value at the instant it was enabled is the idle one: the
+		 * rest of this reading sees that, not a read from before. */
+		c->reading_id = c->idle_valid ? reading_id() : 0;
+		c->reading_value = c->idle_value;
+	}
 	c->idle_valid = false;
 }
 
@@ -489,7 +553,7 @@ void counter_release(struct counter *c)
 		if (counter_switch(c))
 			perf_evsel__disable(c->evsel);
 		/* Read once now; it cannot move until the next retain. */
-		counter_read(c, &c->idle_value);
+		counter_read_now(c, &c->idle_value, true);
 		c->idle_valid = true;
 	}
 }

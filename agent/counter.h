@@ -58,6 +58,10 @@ struct counter {
 	 * enabled as long as the ranges are loaded. */
 	struct range_set *backing;
 	size_t backing_member;
+	/* Its value in the current reading (counter_reading_begin), when
+	 * reading_id is that reading's: the kernel is asked once per command. */
+	unsigned long reading_id;
+	struct counter_value reading_value;
 };
 
 struct counter_target {
@@ -65,6 +69,8 @@ struct counter_target {
 	struct perf_thread_map *threads;
 	bool inherit;		/* count children of the target threads too */
 	bool enable_on_exec;	/* the kernel enables it when the workload execs */
+	bool cpus_missing;	/* -C named CPUs that are not online: nothing
+				 * opens, every event is "<not supported>" */
 };
 
 /* A group's shared part: the evlist libperf opened it as, and the
@@ -73,6 +79,10 @@ struct counter_group {
 	struct perf_evlist *evlist;
 	int *leader_fds;
 	size_t n;		/* members opened (the group's nr) */
+	/* The last group read of every leader fd, and the reading it belongs
+	 * to: all members of a group share one read() per fd per reading. */
+	uint64_t *reading_data;
+	unsigned long reading_id;
 };
 
 /* Make c a view of range set member m (before counter_open). */
@@ -87,6 +97,24 @@ int counter_open(struct counter *c, const struct counter_target *target);
 int counter_open_group(struct counter *c, size_t n, const struct counter_target *target);
 void counter_close(struct counter *c);
 
+/*
+ * A reading: from begin to end (one control command), each counter is read
+ * from the kernel at most once, and every view the command touches takes
+ * that value.  Views that close and open in one command thus meet at one
+ * instant, and a command costs one read() per counter (per group, for a
+ * group {a,b}) however many views see it.  Enabling or disabling a counter
+ * inside the reading moves its value to the one at that instant.  Outside a
+ * reading every counter_read asks the kernel.
+ *
+ * The session's events are not put in one kernel group to get one read()
+ * for all: a group is scheduled all or nothing, and perf stat does not
+ * group -e events (with a hardware PMU they multiplex one by one); a group
+ * read also gives one time enabled and running for all, and events here
+ * are enabled one by one ("enable EVENT").  Only the user's {a,b} groups
+ * are kernel groups.
+ */
+void counter_reading_begin(void);
+void counter_reading_end(void);
 void counter_read(struct counter *c, struct counter_value *value);
 /* Tool events: the run's start (a view open at exec counts from there),
  * and its end, with the workload's CPU times; no-ops for other counters. */

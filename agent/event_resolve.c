@@ -466,14 +466,14 @@ static int push(struct event_resolved_list *out, struct event_resolved *r)
 	return 0;
 }
 
-/* The name of one match of a pattern: "subsys:name" and the modifiers. */
-static char *match_name(const struct event_list *list, const struct event_desc *ev,
-			const char *sys, const char *name)
+/* The name of a tracepoint's row: "subsys:name", without the modifiers,
+ * as perf 6.1 prints it ("perf stat -e syscalls:sys_enter_write:u" shows
+ * "syscalls:sys_enter_write"; "task-clock:u" keeps its ":u"). */
+static char *tracepoint_name(const char *sys, const char *name)
 {
 	char *s;
 
-	if (asprintf(&s, "%s:%s%s%.*s", sys, name, ev->mods.span.len ? ":" : "",
-		     (int)ev->mods.span.len, list->text + ev->mods.span.offset) < 0)
+	if (asprintf(&s, "%s:%s", sys, name) < 0)
 		return NULL;
 	return s;
 }
@@ -501,7 +501,7 @@ static int resolve_glob(const struct event_resolve_roots *roots, const struct ev
 			if (id < 0)
 				continue;	/* "enable", "filter": files, not events */
 			r.attr.config = (uint64_t)id;
-			r.name = match_name(list, ev, systems[i], names[j]);
+			r.name = tracepoint_name(systems[i], names[j]);
 			if (!r.name || push(out, &r))
 				rc = fail(err, ev->span.offset, "out of memory");
 		}
@@ -566,6 +566,8 @@ static int resolve_one(const struct event_resolve_roots *roots, const struct eve
 		r.attr.type = PERF_TYPE_TRACEPOINT;
 		if (resolve_tracepoint(roots, ev, &r.attr, err))
 			return -1;
+		if (ev->mods.span.len)
+			name = tracepoint_name(ev->subsys, ev->tp_name);
 		break;
 	case EVENT_TRACEPOINT_GLOB:
 		r.attr.type = PERF_TYPE_TRACEPOINT;

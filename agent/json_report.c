@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "agent/json_buf.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
 #include "agent/report.h"
@@ -21,6 +22,7 @@
 #include "agent/session.h"
 #include "agent/signals.h"
 #include "agent/utf8.h"
+#include "proto/ctl_proto.h"
 
 /*
  * Every string that enters the JSON goes through here: jansson refuses
@@ -62,88 +64,142 @@ static void json_set(json_t *obj, const char *key, json_t *value)
 	free(clean);
 }
 
-/* {"event": count, ...}; null for an event the machine lacks. */
-static json_t *json_counts(const struct session *s, const struct counter_value *values)
+/*
+ * The window-end reply, on the hot path: written into the session's kept
+ * buffer (agent/json_buf), no jansson tree and no allocation per call.
+ * The bytes are those jansson gave for the same object, which the tests
+ * compare with: an -e event named twice is one key, where the first one
+ * was, with the last one's value.
+ */
+
+/* Per counter: the counter whose value its key shows (the last one of its
+ * name), or nr_counters when an earlier one already showed the name.
+ * Worked out once: the events do not change during a run. */
+static const size_t *json_reply_keys(struct session *s)
 {
-	json_t *counts = json_object();
+	size_t n = s->nr_counters;
 
-	for (size_t i = 0; i < s->nr_counters; i++) {
-		const struct counter *c = &s->counters[i];
-
-		json_set(counts, c->def.name,
-			 c->supported ? json_integer((json_int_t)values[i].val) : json_null());
+	if (s->reply_keys || !n)
+		return s->reply_keys;
+	s->reply_keys = malloc(n * sizeof(*s->reply_keys));
+	if (!s->reply_keys)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		s->reply_keys[i] = i;
+	for (size_t i = 0; i < n; i++) {
+		if (s->reply_keys[i] == n)
+			continue;
+		for (size_t j = i + 1; j < n; j++) {
+			if (strcmp(s->counters[i].def.name, s->counters[j].def.name) == 0) {
+				s->reply_keys[i] = j;
+				s->reply_keys[j] = n;
+			}
+		}
 	}
-	return counts;
+	return s->reply_keys;
 }
 
-static json_t *json_view_counts(const struct session *s, struct view *views)
+/* {"event":count,...}; null for an event the machine lacks.  values are
+ * the counts, or NULL for views' values now. */
+static void json_reply_counts(struct session *s, const size_t *keys,
+			      const struct counter_value *values, struct view *views,
+			      struct json_buf *b)
 {
-	struct counter_value *values = calloc(s->nr_counters, sizeof(*values));
-	json_t *counts;
+	bool first = true;
 
-	for (size_t i = 0; i < s->nr_counters; i++)
-		view_value(&views[i], &values[i]);
-	counts = json_counts(s, values);
-	free(values);
-	return counts;
+	json_buf_raw(b, "{", 1);
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		size_t k = keys ? keys[i] : i;
+		const struct counter *c = &s->counters[k < s->nr_counters ? k : i];
+
+		if (k == s->nr_counters)
+			continue;
+		json_buf_raw(b, ",", !first);
+		first = false;
+		json_buf_string(b, s->counters[i].def.name);
+		json_buf_raw(b, ":", 1);
+		if (!c->supported) {
+			json_buf_raw(b, "null", 4);
+		} else if (values) {
+			json_buf_int(b, values[k].val);
+		} else {
+			struct counter_value v;
+
+			view_value(&views[k], &v);
+			json_buf_int(b, v.val);
+		}
+	}
+	json_buf_raw(b, "}", 1);
 }
 
 /*
- * {"event@range": count, ...} for every range view: its total so far, or
+ * {"event@range":count,...} for every range view: its total so far, or
  * with at_begin, what it counted since then (a view loaded after the
  * begin counts whole).
  */
-static json_t *json_range_counts(const struct session *s, const uint64_t *at_begin, size_t nr)
+static void json_reply_ranges(const struct session *s, const uint64_t *at_begin, size_t nr,
+			      struct json_buf *b)
 {
-	json_t *totals = json_object();
 	size_t k = 0;
 
+	json_buf_raw(b, "{", 1);
 	for (size_t i = 0; i < s->nr_range_sets; i++) {
 		const struct range_set *rs = s->range_sets[i];
 
 		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
-				char *key = NULL;
-
-				if (asprintf(&key, "%s@%s", range_set_event_name(rs, sp, e),
-					     range_set_label(rs, sp)) < 0)
-					continue;
 				uint64_t value = range_set_value(rs, sp, e);
 
 				if (at_begin && k < nr)
 					value -= at_begin[k];
+				json_buf_raw(b, ",", k > 0);
 				k++;
-				json_set(totals, key, range_set_supported(rs, sp, e) ?
-					 json_integer((json_int_t)value) : json_null());
-				free(key);
+				json_buf_string2(b, range_set_event_name(rs, sp, e), "@",
+						 range_set_label(rs, sp));
+				json_buf_raw(b, ":", 1);
+				if (range_set_supported(rs, sp, e))
+					json_buf_int(b, value);
+				else
+					json_buf_raw(b, "null", 4);
 			}
 		}
 	}
-	return totals;
+	json_buf_raw(b, "}", 1);
 }
 
-char *json_report_window_end(const struct session *s, const struct window *w,
-			     const struct window_end_result *result, char *reason, size_t len)
-{
-	json_error_t error;
-	json_t *reply = json_pack_ex(&error, 0,
-		"{s:o, s:I, s:{s:I, s:o, s:o}, s:{s:I, s:o}, s:o}",
-		"window", json_text(w->name),
-		"calls", (json_int_t)w->calls,
-		"call", "time_ns", (json_int_t)result->call_ns,
-			"counts", json_counts(s, result->call),
-			"ranges", json_range_counts(s, result->ranges_at_begin,
-						    result->nr_ranges_at_begin),
-		"total", "time_ns", (json_int_t)window_open_ns(w),
-			"counts", json_view_counts(s, w->views),
-		"ranges", json_range_counts(s, NULL, 0));
-	char *text = reply ? json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+#define JSON_BUF_LIT(b, text) json_buf_raw(b, text, sizeof(text) - 1)
 
+const char *json_report_window_end(struct session *s, const struct window *w,
+				   const struct window_end_result *result, char *reason, size_t len)
+{
+	const size_t *keys = json_reply_keys(s);
+	struct json_buf *b = &s->reply;
+	const char *text;
+
+	/* Room for "ack ", the line's end and its NUL (ctl_reply_format). */
+	json_buf_reset(b, CTL_REPLY_LONG_MAX - 6);
+	JSON_BUF_LIT(b, "{\"window\":");
+	json_buf_string(b, w->name);
+	JSON_BUF_LIT(b, ",\"calls\":");
+	json_buf_int(b, w->calls);
+	JSON_BUF_LIT(b, ",\"call\":{\"time_ns\":");
+	json_buf_int(b, result->call_ns);
+	JSON_BUF_LIT(b, ",\"counts\":");
+	json_reply_counts(s, keys, result->call, NULL, b);
+	JSON_BUF_LIT(b, ",\"ranges\":");
+	json_reply_ranges(s, result->ranges_at_begin, result->nr_ranges_at_begin, b);
+	JSON_BUF_LIT(b, "},\"total\":{\"time_ns\":");
+	json_buf_int(b, window_open_ns(w));
+	JSON_BUF_LIT(b, ",\"counts\":");
+	json_reply_counts(s, keys, NULL, w->views, b);
+	JSON_BUF_LIT(b, "},\"ranges\":");
+	json_reply_ranges(s, NULL, 0, b);
+	JSON_BUF_LIT(b, "}");
+	text = json_buf_text(b);
 	/* Never a bare "ack" that looks like a reply without counts. */
 	if (!text)
 		snprintf(reason, len, "cannot build the window's counts as JSON: %s",
-			 reply ? "out of memory" : error.text);
-	json_decref(reply);
+			 b->len + 1 >= b->max ? "longer than a reply may be" : "out of memory");
 	return text;
 }
 
@@ -433,6 +489,9 @@ void json_report_free(struct session *s)
 	json_decref(s->interval);
 	json_decref(s->intervals);
 	s->interval = s->intervals = NULL;
+	json_buf_free(&s->reply);
+	free(s->reply_keys);
+	s->reply_keys = NULL;
 }
 
 /*

@@ -21,10 +21,12 @@ struct report_row;
 
 #include <stddef.h>
 
-/* One line of JSON for "ack {...}" after "window end" (malloc'd); NULL
- * with the reason for "err" in reason when it cannot be built. */
-char *json_report_window_end(const struct session *s, const struct window *w,
-			     const struct window_end_result *result, char *reason, size_t len);
+/* One line of JSON for "ack {...}" after "window end", in the session's
+ * kept reply buffer (valid until the next call); NULL with the reason for
+ * "err" in reason when it cannot be built. */
+const char *json_report_window_end(struct session *s, const struct window *w,
+				   const struct window_end_result *result, char *reason,
+				   size_t len);
 /* At start-up: check that --json-file can be written, and create what it
  * is written through.  -1 with a message printed when it cannot. */
 int json_report_open(struct session *s, const char *path);

@@ -59,6 +59,24 @@ void log_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void log_info(const char *fmt, ...)
+{
+	char *body = NULL, *text = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&body, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	n = asprintf(&text, "%s\n", body);
+	if (n >= 0)
+		log_emit(text, (size_t)n);
+	free(text);
+	free(body);
+}
+
 /* The input and its caret, windowed when long (range_caret_format), and
  * sized for the text: no input is too long for its reason and caret. */
 void log_caret(const char *input, size_t offset, const char *fmt, ...)

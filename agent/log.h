@@ -19,6 +19,10 @@ void log_route(log_writer_fn writer, void *ctx);
 
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line of perf's own, verbatim and without the "perfgate: " prefix
+ * ("Events enabled", -v's "failed to read counter NAME"), so that what
+ * reads perf's stderr reads ours. */
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "perfgate: REASON" then INPUT on its own line and a caret under byte OFFSET. */
 void log_caret(const char *input, size_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -31,6 +31,8 @@ enum {
 	OPT_RANGE_BACKEND,
 	OPT_CALL_VALUES,
 	OPT_NO_BIG_NUM,
+	OPT_SUMMARY,
+	OPT_NO_CSV_SUMMARY,
 	OPT_VERSION,
 	OPT_METRICS_LISTEN,
 	OPT_METRICS_TEXTFILE,
@@ -58,6 +60,10 @@ static const struct option long_options[] = {
 	{ "control-shared",	no_argument,	   NULL, OPT_CONTROL_SHARED },
 	{ "interval-print",	required_argument, NULL, 'I' },
 	{ "interval-count",	required_argument, NULL, OPT_INTERVAL_COUNT },
+	{ "summary",		no_argument,	   NULL, OPT_SUMMARY },
+	{ "no-csv-summary",	no_argument,	   NULL, OPT_NO_CSV_SUMMARY },
+	{ "quiet",		no_argument,	   NULL, 'q' },
+	{ "verbose",		no_argument,	   NULL, 'v' },
 	{ "field-separator",	required_argument, NULL, 'x' },
 	{ "json-output",	no_argument,	   NULL, 'j' },	/* perf's spelling */
 	{ "json",		no_argument,	   NULL, 'j' },
@@ -106,6 +112,10 @@ static const char usage_text[] =
 "  -I, --interval-print MS    print counts every MS ms\n"
 "      --interval-count N     stop after N intervals\n"
 "  -r, --repeat N             run the command N times: means and perf's ( +- x% )\n"
+"      --summary              with -I, the final report after the interval lines\n"
+"      --no-csv-summary       with --summary -x, no 'summary' first column\n"
+"  -q, --quiet                print no report (messages and warnings stay)\n"
+"  -v, --verbose              per-counter raw values (NAME: count enabled running)\n"
 "  -x, --field-separator SEP  CSV-style output with SEP between fields\n"
 "  -j, --json-output          one JSON object per counter line\n"
 "  -o, --output FILE          write the report to FILE (default: stderr)\n"
@@ -470,6 +480,10 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case 'I': return parse_long("-I", arg, 0, INT_MAX, &opts->interval_ms);
 	case OPT_INTERVAL_COUNT:
 		return parse_long("--interval-count", arg, 1, LONG_MAX, &opts->interval_count);
+	case OPT_SUMMARY: opts->summary = true; return 0;
+	case OPT_NO_CSV_SUMMARY: opts->no_csv_summary = true; return 0;
+	case 'q': opts->quiet = true; return 0;
+	case 'v': opts->verbose++; return 0;
 	case 'x': free(opts->csv_sep); opts->csv_sep = strdup(arg); return check_separator(arg);
 	case 'j': opts->json = true; return 0;
 	case 'o': free(opts->output_path); opts->output_path = strdup(arg); return 0;
@@ -546,7 +560,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 	opts->mmap_pages = 1024;	/* loses nothing at 2 M hits/s (DESIGN.md section 6) */
 	opterr = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */
-	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:r:hinB", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:r:hinBqv", long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 1;

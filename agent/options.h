@@ -59,6 +59,10 @@ struct options {
 
 	long interval_ms;	/* -I, 0 when absent */
 	long interval_count;	/* --interval-count, 0 when absent */
+	bool summary;		/* --summary: the final report after the -I lines too */
+	bool no_csv_summary;	/* --no-csv-summary: no "summary" column with -x */
+	bool quiet;		/* --quiet, -q: no report at all (messages stay) */
+	int verbose;		/* -v: perf's per-counter "NAME: val ena run" lines */
 	char *csv_sep;		/* -x */
 	bool json;		/* -j */
 	char *output_path;	/* -o */

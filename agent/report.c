@@ -404,6 +404,8 @@ static void report_line_start(struct report *report,
 	if (when->interval)
 		fprintf(report->out, "%6lu.%09lu%s", when->sec, when->nsec,
 			report->csv_sep);
+	else if (report->format == REPORT_CSV && report->csv_summary)
+		fprintf(report->out, "%16s%s", "summary", report->csv_sep);
 }
 
 /* Print every row; returns whether one showed "<not counted>".  Rows of a

@@ -68,6 +68,9 @@ struct report {
 	double last_timestamp_s;	/* previous report_interval() time */
 	bool no_big_num;		/* --no-big-num: no thousands grouping */
 	bool null_run;			/* -n: perf's footer without its blank line */
+	/* --summary with -x (not --no-csv-summary): the final rows start
+	 * with a "summary" column, "%16s" wide as perf 6.1 pads it. */
+	bool csv_summary;
 	/* /proc/sys/kernel/nmi_watchdog reads 1: perf then ends a final text
 	 * report that has <not counted> rows with its "Try disabling the NMI
 	 * watchdog" hint, and so do we.  Set it after report_init(). */

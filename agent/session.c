@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <event2/event.h>
+#include <jansson.h>
 #include <perf/core.h>
 
 #include "agent/commands.h"
@@ -108,9 +110,24 @@ static int session_open_output(struct session *s)
 	char name[32];
 	int rc;
 
-	if (opts->output_path) {
-		rc = output_open_path(&s->output, opts->output_path, opts->append,
+	if (opts->quiet) {
+		/* --quiet: the report is made and thrown away; as perf, no
+		 * -o file is created. */
+		rc = output_open_path(&s->output, "/dev/null", false, "output file");
+	} else if (opts->output_path) {
+		/* -r: the runs after the first append to what the first began. */
+		bool later_run = s->repeat && s->repeat->runs_done > 0;
+
+		rc = output_open_path(&s->output, opts->output_path, opts->append || later_run,
 				      "output file");
+		/* perf's header, at each run (so --append runs stay apart),
+		 * once for all the runs of -r; ctime() ends the date with its
+		 * own newline. */
+		if (rc == 0 && !later_run) {
+			time_t now = time(NULL);
+
+			fprintf(s->output.fp, "# started on %s\n", ctime(&now));
+		}
 	} else if (opts->log_fd >= 0) {
 		snprintf(name, sizeof(name), "fd %d", opts->log_fd);
 		rc = output_open_fd(&s->output, opts->log_fd, name);
@@ -124,6 +141,7 @@ static int session_open_output(struct session *s)
 	s->report.interval_ns = (uint64_t)opts->interval_ms * 1000000u;
 	s->report.no_big_num = opts->no_big_num;
 	s->report.null_run = opts->null_run;
+	s->report.csv_summary = opts->summary && !opts->no_csv_summary;
 	s->report.nmi_watchdog = session_nmi_watchdog_on();
 	return 0;
 }
@@ -176,6 +194,13 @@ static int session_open_counters(struct session *s)
 	for (size_t i = 0; i < s->nr_counters && !rc; i++) {
 		size_t n = s->counters[i].def.group_n;
 
+		/* As perf 6.1: an event that cannot open on every listed CPU
+		 * is <not supported>, and the run goes on. */
+		if (target.cpus_missing && s->counters[i].def.tool == EVENT_TOOL_NONE &&
+		    !s->counters[i].backing) {
+			s->counters[i].supported = false;
+			continue;
+		}
 		if (n > 1) {
 			rc = counter_open_group(&s->counters[i], n, &target);
 			i += n - 1;
@@ -184,7 +209,42 @@ static int session_open_counters(struct session *s)
 		}
 	}
 	target_free(&target);
+	for (size_t i = 0; i < s->nr_counters && !rc && s->opts->verbose; i++)
+		if (!s->counters[i].supported)
+			log_info("Warning:\n%s event is not supported by the kernel.",
+				 s->counters[i].def.name);
 	return rc;
+}
+
+/* perf's CPU identifier ("AuthenticAMD-26-2-1": vendor, family, model and
+ * stepping, the last two in hex), which perf -v prints first; from
+ * /proc/cpuinfo, where the kernel decoded CPUID the same way.  Nothing on
+ * machines whose cpuinfo has no such fields. */
+static void session_say_cpuid(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[256], vendor[64] = "";
+	long family = -1, model = -1, stepping = -1;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && stepping < 0) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		if (strncmp(line, "vendor_id", 9) == 0)
+			sscanf(colon + 1, " %63s", vendor);
+		else if (strncmp(line, "cpu family", 10) == 0)
+			family = strtol(colon + 1, NULL, 10);
+		else if (strncmp(line, "model\t", 6) == 0)
+			model = strtol(colon + 1, NULL, 10);
+		else if (strncmp(line, "stepping", 8) == 0)
+			stepping = strtol(colon + 1, NULL, 10);
+	}
+	fclose(f);
+	if (*vendor && family >= 0 && model >= 0 && stepping >= 0)
+		log_info("Using CPUID %s-%ld-%lX-%lX", vendor, family, model, stepping);
 }
 
 /*
@@ -245,10 +305,30 @@ static void session_open_default_window(struct session *s, bool at_exec, bool at
 	}
 }
 
+static void session_start_interval_timer(struct session *s)
+{
+	struct timeval tv = { s->opts->interval_ms / 1000, (s->opts->interval_ms % 1000) * 1000 };
+
+	event_add(s->interval_timer, &tv);
+}
+
+/*
+ * -D MS elapsed: as perf 6.1, the run's clock starts now (elapsed time and
+ * interval timestamps count from here, intervals start now) and stderr
+ * says "Events enabled".
+ */
 static void on_delay_elapsed(evutil_socket_t fd, short what, void *arg)
 {
+	struct session *s = arg;
+
 	(void)fd, (void)what;
-	session_open_default_window(arg, false, false);
+	session_open_default_window(s, false, false);
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	for (size_t i = 0; i < s->nr_counters; i++)
+		counter_tool_start(&s->counters[i], &s->started);
+	if (s->interval_timer)
+		session_start_interval_timer(s);
+	log_info("Events enabled");
 }
 
 static void on_interval(evutil_socket_t fd, short what, void *arg)
@@ -256,8 +336,12 @@ static void on_interval(evutil_socket_t fd, short what, void *arg)
 	struct session *s = arg;
 
 	(void)fd, (void)what;
+	/* Every view of a counter (the default one, each window's) shares
+	 * one read of it per interval. */
+	counter_reading_begin();
 	session_print_interval(s);
 	metrics_interval(s);
+	counter_reading_end();
 	if (!s->opts->interval_count || ++s->intervals_done < s->opts->interval_count)
 		return;
 	/* As perf stat: the count ends the printing; a workload still runs
@@ -334,11 +418,11 @@ static int session_add_timers(struct session *s)
 		s->nr_signal_events = i + 1;
 	}
 	if (opts->interval_ms) {
-		struct timeval tv = { opts->interval_ms / 1000, (opts->interval_ms % 1000) * 1000 };
-
 		s->interval_timer = event_new(s->base, -1, EV_PERSIST, on_interval, s);
 		event_priority_set(s->interval_timer, 0);
-		event_add(s->interval_timer, &tv);
+		/* With -D MS, intervals start when the delay has elapsed. */
+		if (opts->delay_ms <= 0)
+			session_start_interval_timer(s);
 	}
 	if (opts->delay_ms > 0) {
 		struct timeval tv = { opts->delay_ms / 1000, (opts->delay_ms % 1000) * 1000 };
@@ -364,12 +448,22 @@ int session_start(struct session *s)
 		close(child_fds[0]);
 		close(child_fds[1]);
 	}
+	/* -r: perf says these once, then which run each starts. */
+	if (opts->verbose && (!s->repeat || s->repeat->runs_done == 0)) {
+		session_say_cpuid();
+		if (!opts->nr_controls)
+			log_info("Control descriptor is not initialized");
+	}
+	if (opts->verbose && s->repeat)	/* on the report's output, as perf */
+		fprintf(s->out, "[ perf stat: executing run #%u ... ]\n", s->repeat->runs_done + 1);
 	if (session_ranges_open(s) ||
 	    session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
 	    session_watch_targets(s) || metrics_start(s))
 		return -1;
 	if (opts->delay_ms == 0)
 		session_open_default_window(s, session_opens_at_exec(s), true);
+	else if (opts->delay_ms > 0)
+		log_info("Events disabled");	/* perf's line; "Events enabled" follows */
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	for (size_t i = 0; i < s->nr_counters; i++)
 		counter_tool_start(&s->counters[i], &s->started);
@@ -400,14 +494,28 @@ void session_run(struct session *s)
 
 struct window *session_window(struct session *s, const char *name, bool create)
 {
-	for (size_t i = 0; i < s->nr_windows; i++)
-		if (strcmp(s->windows[i]->name, name) == 0)
-			return s->windows[i];
+	json_t *at = s->window_index ? json_object_get(s->window_index, name) : NULL;
+	struct window **windows, *w;
+
+	if (at)
+		return s->windows[json_integer_value(at)];
 	if (!create)
 		return NULL;
-	s->windows = realloc(s->windows, (s->nr_windows + 1) * sizeof(*s->windows));
-	s->windows[s->nr_windows] = window_new(name, s->counters, s->nr_counters,
-						(size_t)s->opts->call_values);
+	if (!s->window_index && !(s->window_index = json_object()))
+		return NULL;
+	windows = realloc(s->windows, (s->nr_windows + 1) * sizeof(*s->windows));
+	if (!windows)
+		return NULL;
+	s->windows = windows;
+	w = window_new(name, s->counters, s->nr_counters, (size_t)s->opts->call_values);
+	if (!w)
+		return NULL;
+	if (json_object_set_new_nocheck(s->window_index, name,
+					json_integer((json_int_t)s->nr_windows))) {
+		window_free(w);
+		return NULL;
+	}
+	s->windows[s->nr_windows] = w;
 	return s->windows[s->nr_windows++];
 }
 
@@ -475,6 +583,8 @@ static void session_free(struct session *s)
 	for (size_t i = 0; i < s->nr_windows; i++)
 		window_free(s->windows[i]);
 	free(s->windows);
+	json_decref(s->window_index);
+	s->window_index = NULL;
 	free(s->counters);
 	free(s->default_views);
 	free(s->channels);
@@ -514,12 +624,20 @@ int session_finish(struct session *s)
 			s->repeat->stopped = true;
 		last = repeat_done(s->repeat);
 	}
+	/* -r -v: each run's own "NAME: count enabled running" lines. */
+	if (s->repeat)
+		session_print_verbose_end(s);
 	if (!last)
 		;	/* -r: the last run reports them all */
 	else if (s->opts->interval_ms) {
 		/* The last, partial interval, unless --interval-count ended the run. */
 		if (!s->opts->interval_count || s->intervals_done < s->opts->interval_count)
 			session_print_last_interval(s);
+		/* --summary: then the final report, as without -I. */
+		if (s->opts->summary)
+			session_print_final(s);
+		else
+			session_print_verbose_end(s);
 	} else
 		session_print_final(s);
 	fflush(s->out);

@@ -15,6 +15,7 @@
 
 #include "agent/control.h"
 #include "agent/counter.h"
+#include "agent/json_buf.h"
 #include "agent/options.h"
 #include "agent/output.h"
 #include "agent/report.h"
@@ -43,6 +44,8 @@ struct session {
 
 	struct window **windows;	/* named windows, in order of first begin */
 	size_t nr_windows;
+	struct json_t *window_index;	/* name -> index in windows: a command
+					 * finds its window in O(1), however many */
 	size_t nr_open_calls;		/* begins without an end, all windows */
 
 	struct control_channel *channels;
@@ -74,6 +77,8 @@ struct session {
 	unsigned long intervals_dropped;	/* past JSON_REPORT_INTERVALS_MAX */
 	int exit_signal;		/* the signal that ended the run (signals.h), or 0 */
 	struct metrics *metrics;	/* --metrics-*: agent/metrics/, or NULL */
+	struct json_buf reply;		/* the window-end reply, kept between calls */
+	size_t *reply_keys;		/* its keys per counter (json_report) */
 	struct repeat *repeat;		/* -r N, N > 1: every run's rows, or NULL */
 };
 

@@ -2,11 +2,13 @@
  * session_rows: build report rows from views (status, counts, times) for
  * the default window and every named window, and print them.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
 #include "agent/json_report.h"
+#include "agent/log.h"
 #include "agent/repeat.h"
 #include "agent/session.h"
 #include "agent/ranges/range_set.h"
@@ -111,6 +113,36 @@ static struct report_row *range_rows(struct session *s, enum rows_mode mode, siz
 	return rows;
 }
 
+/*
+ * -v: perf's "NAME: count enabled running" line per counter each time it
+ * reads them, before the report's lines and on the report's output; a
+ * counter that could not be opened gets "failed to read counter NAME" on
+ * stderr instead, as in perf 6.1.
+ */
+static void print_verbose(struct session *s, const struct report_row *rows)
+{
+	if (!s->opts->verbose)
+		return;
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		if (!s->counters[i].supported)
+			log_info("failed to read counter %s", rows[i].event);
+		else
+			fprintf(s->out, "%s: %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", rows[i].event,
+				rows[i].count, rows[i].enabled_ns, rows[i].running_ns);
+	}
+}
+
+void session_print_verbose_end(struct session *s)
+{
+	struct report_row *rows;
+
+	if (!s->opts->verbose)
+		return;
+	rows = rows_of(s, s->default_views, ROWS_INTERVAL);
+	print_verbose(s, rows);
+	free(rows);
+}
+
 static void print_interval_lines(struct session *s, enum rows_mode mode)
 {
 	double now = seconds_since_start(s);
@@ -124,6 +156,7 @@ static void print_interval_lines(struct session *s, enum rows_mode mode)
 	if (record)
 		json_report_interval_begin(s, (uint64_t)(now * 1e9));
 	rows = rows_of(s, s->default_views, mode);
+	print_verbose(s, rows);
 	report_interval(&s->report, now, rows, s->nr_counters);
 	if (record)
 		json_report_interval_rows(s, NULL, rows, s->nr_counters);
@@ -263,6 +296,7 @@ void session_print_final(struct session *s)
 	}
 	rows = rows_of(s, s->default_views, ROWS_TOTAL);
 	fill_run(s, &run);
+	print_verbose(s, rows);
 	report_final(&s->report, &run, rows, s->nr_counters);
 	free(rows);
 	for (size_t i = 0; i < s->nr_windows; i++) {

@@ -87,33 +87,22 @@ static int build_threads(struct counter_target *target, const struct options *op
 	return rc || !target->threads ? -1 : 0;
 }
 
-/* The online CPUs as the kernel writes them ("0-1"), for messages. */
-static void online_text(char *buf, size_t cap)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-
-	snprintf(buf, cap, "unknown");
-	if (f) {
-		if (fgets(buf, (int)cap, f))
-			buf[strcspn(buf, "\n")] = '\0';
-		fclose(f);
-	}
-}
-
 /*
  * -C LIST, as perf reads it: CPUs and ranges ("0,2-3") separated by ',',
- * duplicates merged ("0,0" is CPU 0).  Every CPU must be online, or the
- * kernel refuses the counter with a bare EINVAL; so the one that is not gets
- * the caret here, with the CPUs that are.  libperf's own parser would refuse
- * a duplicate and take an offline CPU.
+ * duplicates merged ("0,0" is CPU 0).  The kernel refuses a counter on a
+ * CPU that is not online with EINVAL, and perf 6.1 then shows the event as
+ * "<not supported>" and runs on: so such a CPU sets *missing and is left
+ * out of the map (which, when no listed CPU is online, is every online
+ * CPU: nothing is opened on it).  libperf's own parser would refuse a
+ * duplicate and take an offline CPU.
  */
-static struct perf_cpu_map *cpu_list_map(const char *list)
+static struct perf_cpu_map *cpu_list_map(const char *list, bool *missing)
 {
 	struct perf_cpu_map *online = perf_cpu_map__new_online_cpus(), *map = NULL;
 	struct cpu_list_error err;
 	struct cpu_list_item *items = NULL;
 	size_t n = 0, canon_len = 0;
-	char *canon = NULL, avail[256];
+	char *canon = NULL;
 	bool *seen = NULL;
 	long max;
 	FILE *out;
@@ -134,12 +123,10 @@ static struct perf_cpu_map *cpu_list_map(const char *list)
 		for (long cpu = items[i].lo; cpu <= items[i].hi; cpu++) {
 			if (cpu > max ||
 			    !perf_cpu_map__has(online, (struct perf_cpu){ .cpu = (int)cpu })) {
-				fclose(out);
-				online_text(avail, sizeof(avail));
-				log_caret(list, items[i].offset,
-					  "invalid value for -C: CPU %ld is not online (online CPUs: %s)",
-					  cpu, avail);
-				goto out;
+				*missing = true;
+				if (cpu > max)
+					break;	/* so is the rest of the range */
+				continue;
 			}
 			seen[cpu] = true;
 		}
@@ -147,7 +134,7 @@ static struct perf_cpu_map *cpu_list_map(const char *list)
 		if (seen[cpu])
 			fprintf(out, "%s%ld", ftell(out) ? "," : "", cpu);
 	fclose(out);
-	map = perf_cpu_map__new(canon);
+	map = canon_len ? perf_cpu_map__new(canon) : perf_cpu_map__get(online);
 out:
 	free(canon);
 	free(seen);
@@ -163,7 +150,7 @@ int target_build(struct counter_target *target, const struct options *opts, pid_
 	memset(target, 0, sizeof(*target));
 	if (per_cpu) {
 		/* System-wide: every task on these CPUs; a workload only times the run. */
-		target->cpus = opts->cpu_list ? cpu_list_map(opts->cpu_list)
+		target->cpus = opts->cpu_list ? cpu_list_map(opts->cpu_list, &target->cpus_missing)
 					      : perf_cpu_map__new_online_cpus();
 		target->threads = perf_thread_map__new_dummy();
 		return target->cpus && target->threads ? 0 : -1;

@@ -44,10 +44,10 @@ void window_free(struct window *w)
 {
 	if (!w)
 		return;
-	for (unsigned i = 0; i < w->depth; i++) {
-		free(w->stack[i].at_begin);
+	for (unsigned i = 0; i < w->depth; i++)
 		free(w->stack[i].ranges_at_begin);
-	}
+	for (unsigned i = 0; i < w->stack_cap; i++)
+		free(w->stack[i].at_begin);
 	free(w->stack);
 	free(w->views);
 	free(w->call_stats);
@@ -134,12 +134,18 @@ int window_begin(struct window *w, uint64_t *ranges, size_t n)
 
 		if (!stack)
 			return -1;
+		memset(stack + w->stack_cap, 0, (cap - w->stack_cap) * sizeof(*stack));
 		w->stack = stack;
 		w->stack_cap = cap;
 	}
-	at_begin = calloc(w->nr_views ? w->nr_views : 1, sizeof(*at_begin));
-	if (!at_begin)
-		return -1;
+	/* Each level of the stack keeps its values' room from call to call:
+	 * a begin allocates only the first time the window is this deep. */
+	at_begin = w->stack[w->depth].at_begin;
+	if (!at_begin) {
+		at_begin = calloc(w->nr_views ? w->nr_views : 1, sizeof(*at_begin));
+		if (!at_begin)
+			return -1;
+	}
 	call = &w->stack[w->depth++];
 	call->at_begin = at_begin;
 	for (size_t i = 0; i < w->nr_views; i++) {
@@ -202,8 +208,8 @@ void window_finish(struct window *w)
 	for (size_t i = 0; i < w->nr_views; i++)
 		view_close(&w->views[i]);
 	for (unsigned i = 0; i < w->depth; i++) {
-		free(w->stack[i].at_begin);
 		free(w->stack[i].ranges_at_begin);
+		w->stack[i].ranges_at_begin = NULL;
 	}
 	w->depth = 0;
 }

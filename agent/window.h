@@ -62,7 +62,8 @@ struct window {
 
 /* What one "window end" measured: the call's deltas, then the totals. */
 struct window_end_result {
-	struct counter_value *call;	/* nr_views values, caller frees */
+	struct counter_value *call;	/* nr_views values, the window's: valid
+					 * until its next begin */
 	uint64_t call_ns;
 	uint64_t *ranges_at_begin;	/* as given to window_begin, caller frees */
 	size_t nr_ranges_at_begin;

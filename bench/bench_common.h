@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define BENCH_MAX_AGENTS	6
+#define BENCH_MAX_AGENTS	8
 #define BENCH_REPLY_MAX		8192
 /* The first reply waits for the agent to start up (perf opens its counters
  * and forks the workload first), so it gets a longer timeout. */

@@ -16,6 +16,7 @@
  *	perf              "enable" -> "ack\n\0", "disable" -> "ack\n\0"
  *	libperfgate       perfgate_window_begin() + perfgate_window_end(), the
  *	                  C client library (dlopen'ed) against its own perfgate
+ *	libperfgate 1proc the same on a handle opened single_process
  *	floor             a minimal agent built in here: poll, read, "ack\n" per
  *	                  line: what two round trips cost with no agent work
  *
@@ -24,6 +25,10 @@
  * /proc/PID/task/TID/schedstat's first field, ns on a CPU, read before and
  * after each measured block), then the ratios to perf.  The window-end reply
  * is checked: its "calls" must be the number of pairs sent so far.
+ *
+ * -e gives every agent's events (task-clock by default); --open-windows N
+ * has each perfgate begin N other windows before w and leave them open, to
+ * show that a pair does not grow with the windows an agent holds.
  *
  * All agents run at once and are measured in turns of -b pairs, the order
  * reversed every round, so drift on a shared VM hits all alike.  Each
@@ -49,23 +54,24 @@
 #include "bench_common.h"
 #include "perfgate.h"	/* struct perfgate_opts; the library is dlopen'ed */
 
-#define MAX_TOOLS	6
+#define MAX_TOOLS	8
 #define WINDOW_NAME	"w"
 
 const char bench_name[] = "windows";
 
-enum kind { PG_WINDOW, PG_NO_VALUES, PG_ENABLE, PERF, LIBPG, FLOOR };
+enum kind { PG_WINDOW, PG_NO_VALUES, PG_ENABLE, PERF, LIBPG, LIBPG_SINGLE, FLOOR };
 
 static const char *const kind_name[] = {
 	[PG_WINDOW] = "perfgate window", [PG_NO_VALUES] = "pg window no values",
 	[PG_ENABLE] = "perfgate enable",
-	[PERF] = "perf", [LIBPG] = "libperfgate", [FLOOR] = "floor",
+	[PERF] = "perf", [LIBPG] = "libperfgate", [LIBPG_SINGLE] = "libperfgate 1proc",
+	[FLOOR] = "floor",
 };
 
 static const char *const kind_file[] = {
 	[PG_WINDOW] = "pg-window", [PG_NO_VALUES] = "pg-window-novalues",
 	[PG_ENABLE] = "pg-enable", [PERF] = "perf",
-	[LIBPG] = "libperfgate", [FLOOR] = "floor",
+	[LIBPG] = "libperfgate", [LIBPG_SINGLE] = "libperfgate-single", [FLOOR] = "floor",
 };
 
 struct options {
@@ -74,6 +80,8 @@ struct options {
 	struct bench_sched modes[3];
 	int nmodes;
 	const char *perf, *perfgate, *libperfgate;
+	const char *events;	/* -e for every agent */
+	long open_windows;	/* other windows each perfgate holds open */
 	bool floor, enable, no_values;
 };
 
@@ -91,8 +99,18 @@ static struct {
 struct tool {
 	struct bench_agent a;
 	enum kind kind;
-	struct perfgate *pg;	/* LIBPG */
+	struct perfgate *pg;	/* LIBPG, LIBPG_SINGLE */
 };
+
+static bool is_lib(enum kind k)
+{
+	return k == LIBPG || k == LIBPG_SINGLE;
+}
+
+static bool is_window(enum kind k)
+{
+	return k == PG_WINDOW || k == PG_NO_VALUES || is_lib(k);
+}
 
 static struct tool tools[MAX_TOOLS];
 static int ntools;
@@ -142,7 +160,7 @@ static uint64_t tool_pair(struct tool *t, int timeout_ms)
 	const char *a, *b;
 	uint64_t start, end;
 
-	if (t->kind == LIBPG)
+	if (is_lib(t->kind))
 		return lib_pair(t);
 	if (t->kind == PG_WINDOW || t->kind == PG_NO_VALUES) {
 		a = "window begin " WINDOW_NAME "\n";
@@ -185,6 +203,8 @@ static void tool_connect_lib(struct tool *t)
 	o.ctl_path = t->a.ctl_path;
 	o.ack_path = t->a.ack_path;
 	o.timeout_ms = opts->timeout_ms;
+	/* The benchmark is the channel's only process. */
+	o.single_process = t->kind == LIBPG_SINGLE;
 	rc = lib.open(&t->pg, &o);
 	if (rc)
 		bench_die_agent(&t->a, "perfgate_open: %s", lib.last_error());
@@ -193,11 +213,41 @@ static void tool_connect_lib(struct tool *t)
 	t->a.ctl_fd = t->a.ack_fd = -1;
 }
 
+/* Windows begun and never ended: a window pair must cost the same
+ * whatever the number of windows the agent knows and holds open. */
+static void tool_open_windows(struct tool *t)
+{
+	char line[64], reply[BENCH_REPLY_MAX];
+
+	for (long i = 0; i < opts->open_windows; i++) {
+		snprintf(line, sizeof(line), "window begin open%ld\n", i);
+		if (is_lib(t->kind)) {
+			line[strlen(line) - 1] = '\0';
+			if (lib.begin(t->pg, line + strlen("window begin ")))
+				bench_die_agent(&t->a, "%s", lib.last_error());
+			continue;
+		}
+		bench_send(&t->a, line);
+		bench_reply_read(&t->a, reply, sizeof(reply), STARTUP_TIMEOUT_MS);
+		bench_expect_ack(&t->a, reply, line);
+	}
+}
+
 static void tool_warm_up(struct tool *t)
 {
-	if (t->kind == LIBPG)
+	char line[BENCH_REPLY_MAX];
+
+	/* The first reply may include the agent's start-up.  The other
+	 * windows are begun before w, so that w is the agent's last. */
+	if (is_lib(t->kind)) {
 		tool_connect_lib(t);
-	/* The first reply may include the agent's start-up. */
+	} else if (is_window(t->kind)) {
+		bench_send(&t->a, "ping\n");
+		bench_reply_read(&t->a, line, sizeof(line), STARTUP_TIMEOUT_MS);
+		bench_expect_ack(&t->a, line, "ping\n");
+	}
+	if (is_window(t->kind))
+		tool_open_windows(t);
 	tool_pair(t, STARTUP_TIMEOUT_MS);
 	for (long i = 1; i < opts->warmup; i++)
 		tool_pair(t, opts->timeout_ms);
@@ -280,6 +330,14 @@ static void print_mode(const struct bench_sched *m)
 	if (tool_index(PG_WINDOW) >= 0 && tool_index(PG_NO_VALUES) >= 0)
 		print_ratio(m->label, "window/no values", res[tool_index(PG_WINDOW)],
 			    res[tool_index(PG_NO_VALUES)]);
+	/* The issue's bounds: a window pair's CPU against the floor's two
+	 * commands, the library against the raw FIFO client. */
+	if (tool_index(PG_WINDOW) >= 0 && fl >= 0)
+		print_ratio(m->label, "window/floor", res[tool_index(PG_WINDOW)], res[fl]);
+	for (int i = 0; tool_index(PG_WINDOW) >= 0 && i < ntools; i++)
+		if (is_lib(tools[i].kind))
+			print_ratio(m->label, tools[i].kind == LIBPG ? "libperfgate/raw" :
+				    "1proc/raw", res[i], res[tool_index(PG_WINDOW)]);
 	printf("\n");
 	fflush(stdout);
 }
@@ -303,7 +361,7 @@ static void run_mode(const struct bench_sched *m)
 static void tool_add(enum kind kind, long n)
 {
 	struct tool *t = &tools[ntools++];
-	const char *rest[] = { "-D", "-1", "-e", "task-clock", "--control", t->a.control,
+	const char *rest[] = { "-D", "-1", "-e", opts->events, "--control", t->a.control,
 			       "-o", "/dev/null", "--", "sleep", "3600" };
 	const char **argv = t->a.argv;
 
@@ -350,8 +408,10 @@ static void setup_tools(const struct options *o)
 		tool_add(PG_WINDOW, o->n);
 	if (o->perfgate && o->no_values)
 		tool_add(PG_NO_VALUES, o->n);
-	if (o->perfgate && o->libperfgate)
+	if (o->perfgate && o->libperfgate) {
 		tool_add(LIBPG, o->n);
+		tool_add(LIBPG_SINGLE, o->n);
+	}
 	if (o->perfgate && o->enable)
 		tool_add(PG_ENABLE, o->n);
 	if (o->perf)
@@ -376,6 +436,9 @@ static void usage(FILE *out)
 "                           default  nobody pinned: the scheduler decides\n"
 "  -c, --cpu N            CPU N above (default 0)\n"
 "  -t, --timeout MS       per reply (default 2000)\n"
+"  -e, --events LIST      the agents' -e (default task-clock)\n"
+"  -o, --open-windows N   windows each perfgate agent holds open besides w\n"
+"                         (begun at warm-up, never ended; default 0)\n"
 "      --perf PATH        perf binary (\"\" to leave perf out; default perf)\n"
 "      --perfgate PATH    perfgate binary (default: not measured)\n"
 "      --libperfgate PATH libperfgate.so: also time perfgate_window_begin +\n"
@@ -395,6 +458,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "sched", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "open-windows", required_argument, NULL, 'o' },
 		{ "perf", required_argument, NULL, 'P' },
 		{ "perfgate", required_argument, NULL, 'G' },
 		{ "libperfgate", required_argument, NULL, 'L' },
@@ -409,8 +474,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .n = 2000, .warmup = 200, .block = 100, .timeout_ms = 2000,
 			       .perf = "perf", .floor = true, .enable = true,
-			       .no_values = true };
-	while ((c = getopt_long(argc, argv, "n:w:b:c:s:t:h", longopts, NULL)) != -1) {
+			       .no_values = true, .events = "task-clock" };
+	while ((c = getopt_long(argc, argv, "n:w:b:c:s:t:e:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': o->n = bench_parse_count(optarg, "count", 1); break;
 		case 'w': o->warmup = bench_parse_count(optarg, "warmup", 1); break;
@@ -418,6 +483,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'c': o->cpu = (int)bench_parse_count(optarg, "cpu", 0); break;
 		case 't': o->timeout_ms = (int)bench_parse_count(optarg, "timeout", 1); break;
 		case 's': sched = optarg; break;
+		case 'e': o->events = optarg; break;
+		case 'o': o->open_windows = bench_parse_count(optarg, "open-windows", 0); break;
 		case 'P': o->perf = *optarg ? optarg : NULL; break;
 		case 'G': o->perfgate = *optarg ? optarg : NULL; break;
 		case 'L': o->libperfgate = *optarg ? optarg : NULL; break;
@@ -442,6 +509,7 @@ static void print_setup(const struct options *o)
 	bench_print_machine();
 	printf("  %ld measured pairs per agent and mode, %ld warm-up, agents "
 	       "alternating every %ld pairs\n", o->n, o->warmup, o->block);
+	printf("  -e %s; %ld other windows open in each perfgate\n", o->events, o->open_windows);
 	if (o->perfgate)
 		printf("  perfgate     %s\n", o->perfgate);
 	if (o->libperfgate && o->perfgate)

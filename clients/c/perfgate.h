@@ -46,6 +46,12 @@ struct perfgate_opts {
 	const char *ctl_path;	/* FIFO the agent reads commands from */
 	const char *ack_path;	/* FIFO the agent writes replies to */
 	int timeout_ms;		/* per call; 0: PERFGATE_TIMEOUT_MS or 5000 */
+	/* No other process uses this channel: the calls skip the record lock
+	 * that keeps processes' commands apart (two system calls each), which
+	 * comes back for good once this process forks; and, holding a read
+	 * end of the command pipe, write with no SIGPIPE mask (two more): a
+	 * gone agent then gives ECONNRESET, not EPIPE. */
+	bool single_process;
 	size_t :0;
 };
 

@@ -375,6 +375,39 @@ static void test_fake_agent(void)
 
 /* Another process holds the record lock: our call must wait, not write,
  * and time out; once the lock is released the call goes through. */
+/* A single_process handle: no record lock, and a read end of the ctl pipe
+ * of its own, so a write never raises SIGPIPE: an agent gone shows on the
+ * reply channel.  Runs before any fork in this process. */
+static void test_single_process(void)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct fake f;
+	char got[16];
+	ssize_t n;
+
+	if (pipe(f.ctl) || pipe(f.ack))
+		return;
+	opts.ctl_fd = f.ctl[1];
+	opts.ack_fd = f.ack[0];
+	opts.timeout_ms = 200;
+	opts.single_process = true;
+	is_int(perfgate_open(&f.pg, &opts), 0, "single_process: open on explicit fds");
+	put(f.ack[1], "ack\n\0", 5);
+	is_int(perfgate_ping(f.pg), 0, "single_process: a ping goes through");
+	n = read(f.ctl[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	is_str(got, "ping\n", "single_process: ... as one line");
+	close(f.ctl[0]);
+	f.ctl[0] = -1;
+	is_int(perfgate_ping(f.pg), -ETIMEDOUT,
+	       "single_process: no reader on ctl but ours: no SIGPIPE, the reply times out");
+	close(f.ack[1]);
+	f.ack[1] = -1;
+	is_int(perfgate_ping(f.pg), -ECONNRESET,
+	       "single_process: the reply channel closed gives -ECONNRESET");
+	fake_close(&f);
+}
+
 static void test_process_lock(void)
 {
 	struct fake f;
@@ -730,6 +763,23 @@ static void child_fork(struct perfgate *pg)
 	check_int(status, 0, "the forked child finished");
 }
 
+/* The same on a handle opened single_process: no record lock until the
+ * fork, then the lock again in both processes (else their replies mix). */
+static void child_fork_single(struct perfgate *pg)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct perfgate *single = NULL;
+
+	(void)pg;
+	opts.single_process = true;
+	if (!check(perfgate_open(&single, &opts) == 0 && !perfgate_is_inert(single),
+		   "a single_process handle from the environment", "%s", perfgate_last_error()))
+		return;
+	fork_loop(single, "s", 50);	/* alone: no record lock */
+	child_fork(single);
+	perfgate_close(single);
+}
+
 static volatile bool hammer_stop;
 
 static void *hammer(void *arg)
@@ -870,6 +920,7 @@ static int child_main(const char *mode, const char *results)
 	static const struct { const char *mode; void (*fn)(struct perfgate *); } modes[] = {
 		{ "exact", child_exact }, { "threads", child_threads }, { "names", child_names },
 		{ "fork", child_fork }, { "atfork", child_atfork }, { "errors", child_errors },
+		{ "fork_single", child_fork_single },
 		{ "gone", child_gone }, { "ranges", child_ranges }, { "long", child_long },
 	};
 	struct perfgate *pg;
@@ -912,6 +963,7 @@ static void test_agent(void)
 	}
 
 	agent_scenario("fork", 4);
+	agent_scenario("fork_single", 6);
 	agent_scenario("atfork", 2);
 	agent_scenario("errors", 15);
 
@@ -945,6 +997,7 @@ int main(int argc, char **argv)
 	test_env_inert();
 	test_reply_numbers();
 	test_fake_agent();
+	test_single_process();
 	test_process_lock();
 	test_fifo_paths(tmpdir);
 	if (agent && *agent)

@@ -51,18 +51,21 @@ expect_refusal() {
 	expect_out ran
 }
 
-@test "-C with a CPU that is not online names it, the online CPUs, and has a caret under it" {
-	local online bad
-	online=$(cat /sys/devices/system/cpu/online)
+@test "-C with a CPU that is not online: <not supported> rows and the workload's status, as perf 6.1" {
+	local bad
 	bad=$(( $(getconf _NPROCESSORS_CONF) + 5 ))
-	pg -x, -C "$bad" -e task-clock -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid value for -C: CPU $bad is not online (online CPUs: $online)
-  $bad
-  ^"
-	pg -x, -C "0,$bad" -e task-clock -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid value for -C: CPU $bad is not online (online CPUs: $online)
-  0,$bad
-    ^"
+	pg -x, -C "$bad" -e task-clock,syscalls:sys_enter_getppid -- "$MARKER" say ran exit 3
+	expect_status 3
+	expect_out ran
+	[ "$(cat "$T/err")" = "<not supported>,msec,task-clock,0,100.00,,
+<not supported>,,syscalls:sys_enter_getppid,0,100.00,," ] || { show_run; fail "expected two <not supported> rows"; }
+	pg -C "0,$bad" -e task-clock -- "$MARKER" say ran
+	expect_status 0
+	grep -q "^ Performance counter stats for 'CPU(s) 0,$bad':\$" "$T/err" || { show_run; fail "header"; }
+	grep -q '^   <not supported> msec task-clock  ' "$T/err" || { show_run; fail "no <not supported> row"; }
+}
+
+@test "-C LIST syntax errors name the position with a caret" {
 	pg -x, -C "0,x" -e task-clock -- "$MARKER" say ran
 	expect_refusal "perfgate: invalid value for -C: expected a CPU number or range (0,2-3)
   0,x
@@ -270,11 +273,13 @@ PY
 }
 
 @test "tests default to this checkout's build tree, never to an absolute checkout path" {
-	local got
+	local got src
+	# A build configured as ../configure names the source root build/..
+	src=$(cd "$SRCDIR" && pwd)
 	got=$(env -u PERFGATE -u MARKER -u RANGER -u PERFGATE_BUILD_DIR -u PG_BUILD_DIR -u SRCDIR \
-		BATS_TEST_DIRNAME="$SRCDIR/tests/e2e" bash -c \
+		BATS_TEST_DIRNAME="$src/tests/e2e" bash -c \
 		'source "$BATS_TEST_DIRNAME/helpers.bash"; echo "$PERFGATE $MARKER $RANGER"')
-	[ "$got" = "$SRCDIR/build/agent/perfgate $SRCDIR/build/tests/helpers/marker $SRCDIR/build/tests/helpers/ranger" ] ||
+	[ "$got" = "$src/build/agent/perfgate $src/build/tests/helpers/marker $src/build/tests/helpers/ranger" ] ||
 		fail "defaults: $got"
 	! grep -rnE '/work/(main|wt)' "$SRCDIR/tests" "$SRCDIR/.ci" "$SRCDIR/bootstrap" "$SRCDIR/Makefile.am" ||
 		fail "an absolute checkout path above"

@@ -5,8 +5,9 @@
 # line for line, once digits are masked (counts, times, percentages and
 # the magnitude of rates differ between any two runs).
 #
-# The differences perfgate intends are listed in perfgate(1), "perf stat
-# compatibility"; none of the option sets below may show one.
+# The differences perfgate intends are listed in README.md, "Same as perf
+# stat 6.1, and what differs" (and perfgate(1) at each option); none of the
+# option sets below may show one.
 
 load helpers
 
@@ -59,6 +60,7 @@ EVENTS="task-clock,page-faults,$GETPPID"
 @test "perf: -r 3 -x, with an unsupported event" { same_as_perf -r 3 -x, -e "cycles,$GETPPID"; }
 @test "perf: -r 3 -a" { same_as_perf -r 3 -a -e task-clock; }
 @test "perf: -r 3 -n" { same_as_perf -r 3 -n; }
+@test "perf: -r 3 -v" { same_as_perf -r 3 -v -e "task-clock,$GETPPID,cycles"; }
 @test "perf: --log-fd" {
 	# Both write the report to fd 3, which goes to the file both are read from.
 	local workload=("$MARKER" getppid 1234)
@@ -67,4 +69,86 @@ EVENTS="task-clock,page-faults,$GETPPID"
 	"$PERFGATE" --log-fd 3 -e "$EVENTS" -- "${workload[@]}" 3>"$T/err" 2>/dev/null </dev/null ||
 		fail "perfgate failed"
 	diff <(mask_digits <"$T/perf") <(mask_digits <"$T/err") || fail "--log-fd output differs"
+}
+
+# ---- output details (issue 9): -o, --append, -D MS, --summary, --quiet,
+# -v, -C with CPUs that do not exist, -I below 10 ms, tracepoint modifiers.
+# With -I, one interval only: the workload's calls are all in the first
+# one however slow the machine (a sanitizer build) makes them, where a
+# second could hold their tail in one tool's run and not in the other's.
+
+# same_file_as_perf OPTIONS...: perf stat and perfgate with -o FILE (and
+# OPTIONS) on same_as_perf's workload, each run twice, the second with --append: the same file and
+# the same stderr, digits masked.
+same_file_as_perf() {
+	local workload=("$MARKER" getppid 1234 ${SLEEP:+sleep "$SLEEP"}) t
+	for t in perf pg; do
+		local cmd=(perf stat)
+		[ "$t" = pg ] && cmd=("$PERFGATE")
+		timeout --foreground -k 2 "$PG_TIMEOUT" "${cmd[@]}" -o "$T/$t.file" "$@" -- "${workload[@]}" \
+			>/dev/null 2>"$T/$t.err" </dev/null || fail "$t $* failed: $(cat "$T/$t.err")"
+		timeout --foreground -k 2 "$PG_TIMEOUT" "${cmd[@]}" -o "$T/$t.file" --append "$@" -- \
+			"${workload[@]}" >/dev/null 2>>"$T/$t.err" </dev/null ||
+			fail "$t --append $* failed: $(cat "$T/$t.err")"
+	done
+	[ "$(grep -c '^# started on ' "$T/pg.file")" = 2 ] || { cat "$T/pg.file"; fail "expected two headers"; }
+	if ! diff <(mask_digits <"$T/perf.file") <(mask_digits <"$T/pg.file") >"$T/diff" ||
+	   ! diff <(mask_digits <"$T/perf.err") <(mask_digits <"$T/pg.err") >>"$T/diff"; then
+		echo "--- perf stat -o"; cat "$T/perf.file" "$T/perf.err"
+		echo "--- perfgate -o"; cat "$T/pg.file" "$T/pg.err"
+		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
+		fail "perfgate's -o file or stderr differs from perf's for: $*"
+	fi
+}
+
+@test "perf: -o FILE and --append" { same_file_as_perf -e "$EVENTS"; }
+@test "perf: -o FILE -x, and --append" { same_file_as_perf -x, -e "$EVENTS"; }
+@test "perf: -o FILE -j and --append" { same_file_as_perf -j -e "$EVENTS"; }
+@test "perf: -o FILE -I 100 and --append" { same_file_as_perf -I 100 --interval-count 1 -e task-clock; }
+@test "perf: -o FILE -v (the counter lines go to the file, the rest to stderr)" {
+	same_file_as_perf -v -e "task-clock,$GETPPID,cycles"
+}
+@test "perf: -D 100 prints Events disabled/enabled on stderr" { same_as_perf -D 100 -e "$EVENTS"; }
+@test "perf: -D 100 -x," { same_as_perf -D 100 -x, -e "$EVENTS"; }
+@test "perf: -D 100 -I 100: intervals count from the enable" {
+	# -a: task-clock counts on every CPU, whatever the workload does then.
+	same_as_perf -a -D 100 -I 100 --interval-count 1 -e task-clock
+}
+@test "perf: -D 100 -o FILE: the Events lines stay on stderr" { same_file_as_perf -D 100 -e task-clock; }
+@test "perf: --summary -I 100" { same_as_perf --summary -I 100 --interval-count 1 -e "$EVENTS"; }
+@test "perf: --summary -I 100 -x," { same_as_perf --summary -I 100 --interval-count 1 -x, -e "$EVENTS"; }
+@test "perf: --summary -I 100 -j" { same_as_perf --summary -I 100 --interval-count 1 -j -e "$EVENTS"; }
+@test "perf: --summary -I 100 -x, --no-csv-summary" {
+	same_as_perf --summary --no-csv-summary -I 100 --interval-count 1 -x, -e "$EVENTS"
+}
+@test "perf: --summary -x, without -I" { same_as_perf --summary -x, -e "$EVENTS"; }
+@test "perf: --quiet" { same_as_perf --quiet -e "$EVENTS"; }
+@test "perf: --quiet -I 100" { same_as_perf --quiet -I 100 --interval-count 1 -e "$EVENTS"; }
+@test "perf: -v" { same_as_perf -v -e "task-clock,$GETPPID,cycles"; }
+@test "perf: -v -x," { same_as_perf -v -x, -e "$EVENTS"; }
+@test "perf: -v -I 100" { same_as_perf -v -I 100 --interval-count 1 -e "$EVENTS"; }
+@test "perf: -v --summary -I 100 -x," { same_as_perf -v --summary -I 100 --interval-count 1 -x, -e "$EVENTS"; }
+@test "perf: -C 7 (no such CPU): <not supported>" { same_as_perf -C 7 -e "task-clock,$GETPPID"; }
+@test "perf: -C 0,7 -x," { same_as_perf -C 0,7 -x, -e "task-clock,$GETPPID"; }
+@test "perf: -I 5 (below 10 ms)" { same_as_perf -a -I 5 --interval-count 1 -e task-clock; }
+@test "perf: -I 1 -x," { same_as_perf -a -I 1 --interval-count 1 -x, -e task-clock; }
+@test "perf: tracepoints with modifiers are named without them" {
+	same_as_perf -e "$GETPPID:u,$GETPPID:k,task-clock:u,{task-clock,$GETPPID}:u"
+}
+
+@test "--quiet: no -o file is made, the workload's status passes through" {
+	pg --quiet -o "$T/never" -e "$GETPPID" -- "$MARKER" getppid 3 exit 4
+	expect_status 4
+	[ ! -e "$T/never" ] || fail "--quiet made the -o file"
+	[ ! -s "$T/err" ] || { show_run; fail "--quiet printed something"; }
+}
+
+@test "-D MS: the -x rows count only after the enable, and stderr has perf's two lines first" {
+	# Timing, not synchronisation, as in counting.bats: 5 calls at once,
+	# 7 calls 1 s later.
+	pg -x, -D 300 -e "$GETPPID" -- "$MARKER" getppid 5 sleep 1000 getppid 7
+	expect_status 0
+	[ "$(head -n 2 "$T/err")" = "Events disabled
+Events enabled" ] || { show_run; fail "expected perf's Events lines"; }
+	expect_value "$GETPPID" 7
 }

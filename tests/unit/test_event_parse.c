@@ -528,7 +528,7 @@ static void test_resolve_perf_attrs(void)
 	ok_attr("cycles:D", "cycles:D{pinned 1}");
 	ok_attr("cycles:e", "cycles:e{exclusive 1}");
 	ok_attr("cycles:I", "cycles:I{exclude_idle 1}");
-	ok_attr("sched:sched_switch:k", "sched:sched_switch:k{type 2, config 0x174, "
+	ok_attr("sched:sched_switch:k", "sched:sched_switch{type 2, config 0x174, "
 		"exclude_user 1, exclude_hv 1}");
 
 	/* groups: a group's modifiers on top of each member's own */
@@ -578,8 +578,8 @@ static void test_resolve_perf_attrs(void)
 		"syscalls:sys_enter_readlinkat{type 2, config 0x352, exclude_guest 1} | "
 		"syscalls:sys_enter_readv{type 2, config 0x342, exclude_guest 1}");
 	ok_attr("s*:s*_re?d:k",
-		"syscalls:sys_enter_read:k{type 2, config 0x34a, exclude_user 1, exclude_hv 1} | "
-		"syscalls:sys_exit_read:k{type 2, config 0x349, exclude_user 1, exclude_hv 1}");
+		"syscalls:sys_enter_read{type 2, config 0x34a, exclude_user 1, exclude_hv 1} | "
+		"syscalls:sys_exit_read{type 2, config 0x349, exclude_user 1, exclude_hv 1}");
 	ok_attr("*:*switch*", "sched:sched_switch{type 2, config 0x174, exclude_guest 1}");
 }
 

@@ -414,6 +414,31 @@ static void test_csv_final(void)
 		    "csv: -x';' final");
 }
 
+static void test_csv_summary(void)
+{
+	/* perf stat -I 100 --interval-count 2 --summary -x, \
+	 *	-e task-clock,syscalls:sys_enter_getppid -- sleep 0.3: the rows
+	 * after the intervals ("summary" right-aligned in 16 columns, the
+	 * width of an interval's timestamp); -x without -I prints the same. */
+	static const char want[] =
+		"         summary,3.98,msec,task-clock,3984589,100.00,0.012,CPUs utilized\n"
+		"         summary,0,,syscalls:sys_enter_getppid,3984589,100.00,0.000,/sec\n";
+	struct report_row rows[] = {
+		CLOCK("task-clock", 3984589),
+		EVENT("syscalls:sys_enter_getppid", 0, 3984589),
+	};
+	struct report_run run = { "'sleep 0.3'", 0.33, 0, 0 };
+	struct capture c;
+	char *got;
+
+	capture_open(&c, REPORT_CSV, ",");
+	c.report.csv_summary = true;
+	report_final(&c.report, &run, rows, N_ROWS(rows));
+	got = capture_close(&c);
+	is_str(got, want, "csv: --summary rows start with a 16-wide 'summary' column");
+	free(got);
+}
+
 static void test_csv_no_clock_two_clocks(void)
 {
 	/* perf stat -x, -e context-switches,syscalls:sys_enter_write -- ls */
@@ -987,6 +1012,7 @@ int main(void)
 	test_json_multiplexed_and_escaping();
 	test_interval_text();
 	test_interval_csv();
+	test_csv_summary();
 	test_interval_json();
 	test_interval_per_event_enable();
 	test_interval_header_repeats();
