@@ -212,3 +212,14 @@ assert rep["exit_status"] == [0, 143], rep["exit_status"]
 assert doc["run"]["ended_by"] == "SIGINT", doc["run"]
 '
 }
+
+@test "-r -o: one '# started on' header for the runs, as perf; --append adds one per invocation" {
+	pg -r 3 -o "$T/report" -e "$GETPPID" -- "$MARKER" getppid 4
+	expect_status 0
+	[ "$(grep -c '^# started on ' "$T/report")" = 1 ] || { cat "$T/report"; fail "one header"; }
+	grep -q "(3 runs):\$" "$T/report" || { cat "$T/report"; fail "report"; }
+	pg -r 2 -o "$T/report" --append -e "$GETPPID" -- "$MARKER" getppid 4
+	expect_status 0
+	[ "$(grep -c '^# started on ' "$T/report")" = 2 ] || { cat "$T/report"; fail "two headers"; }
+	[ "$(grep -c "^ *4      $GETPPID" "$T/report")" = 2 ] || { cat "$T/report"; fail "two reports"; }
+}
