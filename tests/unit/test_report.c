@@ -427,7 +427,7 @@ static void test_csv_summary(void)
 		CLOCK("task-clock", 3984589),
 		EVENT("syscalls:sys_enter_getppid", 0, 3984589),
 	};
-	struct report_run run = { "'sleep 0.3'", 0.33, 0, 0 };
+	struct report_run run = { "'sleep 0.3'", 0.33, 0, 0, 0, 0 };
 	struct capture c;
 	char *got;
 
