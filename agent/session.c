@@ -209,7 +209,9 @@ static int session_open_counters(struct session *s)
 		}
 	}
 	target_free(&target);
-	for (size_t i = 0; i < s->nr_counters && !rc && s->opts->verbose; i++)
+	/* -r: perf warns at its one open, before the first run. */
+	for (size_t i = 0; i < s->nr_counters && !rc && s->opts->verbose &&
+	     (!s->repeat || s->repeat->runs_done == 0); i++)
 		if (!s->counters[i].supported)
 			log_info("Warning:\n%s event is not supported by the kernel.",
 				 s->counters[i].def.name);
