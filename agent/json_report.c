@@ -19,6 +19,7 @@
 #include "agent/log.h"
 #include "agent/report.h"
 #include "agent/ranges/range_set.h"
+#include "agent/repeat.h"
 #include "agent/session.h"
 #include "agent/signals.h"
 #include "agent/utf8.h"
@@ -666,6 +667,9 @@ int json_report_write(struct session *s, int exit_code)
 		"ranges", json_ranges(s),
 		"intervals", s->intervals,
 		"intervals_dropped", (json_int_t)s->intervals_dropped);
+	/* -r: every run's values; the rest of the document is the last run's. */
+	if (doc && s->repeat)
+		json_object_set_new(doc, "repeat", repeat_json(s->repeat));
 	if (!doc) {
 		log_error("cannot write --json-file '%s': cannot build the document: %s", path,
 			  error.text);

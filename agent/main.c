@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/options.h"
+#include "agent/repeat.h"
 #include "agent/session.h"
 
 #ifndef PKGLIBEXECDIR
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
 {
 	struct options opts;
 	struct session session;
+	struct repeat repeat;
 	int rc, code;
 
 	code = subcommand_exec(argc, argv);
@@ -94,13 +96,24 @@ int main(int argc, char **argv)
 		options_free(&opts);
 		return rc > 0 ? EXIT_SUCCESS : 129;
 	}
-	if (session_init(&session, &opts) || session_start(&session)) {
-		session_abort(&session);
+	/* -r N: a session per run; the last one reports them all, and the
+	 * exit status is the last run's, as perf stat's. */
+	if (repeat_init(&repeat, (unsigned)opts.repeat)) {
 		options_free(&opts);
 		return 255;
 	}
-	session_run(&session);
-	code = session_finish(&session);
+	do {
+		if (session_init(&session, &opts, opts.repeat > 1 ? &repeat : NULL) ||
+		    session_start(&session)) {
+			session_abort(&session);
+			repeat_free(&repeat);
+			options_free(&opts);
+			return 255;
+		}
+		session_run(&session);
+		code = session_finish(&session);
+	} while (opts.repeat > 1 && !repeat_done(&repeat));
+	repeat_free(&repeat);
 	options_free(&opts);
 	return code;
 }

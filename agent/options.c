@@ -84,6 +84,7 @@ static const struct option long_options[] = {
 	{ "range-scope",	required_argument, NULL, OPT_RANGE_SCOPE },
 	{ "range-backend",	required_argument, NULL, OPT_RANGE_BACKEND },
 	{ "call-values",	required_argument, NULL, OPT_CALL_VALUES },
+	{ "repeat",		required_argument, NULL, 'r' },
 	{ "metrics-listen",	required_argument, NULL, OPT_METRICS_LISTEN },
 	{ "metrics-textfile",	required_argument, NULL, OPT_METRICS_TEXTFILE },
 	{ "metrics-push",	required_argument, NULL, OPT_METRICS_PUSH },
@@ -131,6 +132,7 @@ static const char usage_text[] =
 "                             writable by group or others\n"
 "  -I, --interval-print MS    print counts every MS ms\n"
 "      --interval-count N     stop after N intervals\n"
+"  -r, --repeat N             run the command N times: means and perf's ( +- x% )\n"
 "      --summary              with -I, the final report after the interval lines\n"
 "      --no-csv-summary       with --summary -x, no 'summary' first column\n"
 "  -q, --quiet                print no report (messages and warnings stay)\n"
@@ -428,6 +430,50 @@ static int set_metrics_textfile(struct options *opts, const char *arg)
 	return 0;
 }
 
+/* -r N: N >= 1.  perf takes 0 for "repeat forever", printing a report
+ * per run; perfgate does not, and says so. */
+static int parse_repeat(struct options *opts, const char *arg)
+{
+	if (strcmp(arg, "0") == 0)
+		return bad_value("-r", arg, 0, "0 (perf's 'repeat forever') is not supported; "
+				 "give the number of runs");
+	return parse_long("-r", arg, 1, INT_MAX, &opts->repeat);
+}
+
+/* -r with what cannot be repeated: a channel or a target outlives a run,
+ * and an interval series of several runs is not one series (perf 6.1
+ * prints the first run's intervals only).  Returns -1 after the message. */
+static int check_repeat(const struct options *opts)
+{
+	const char *with = NULL;
+
+	if (opts->repeat <= 1)
+		return 0;
+	if (opts->interval_ms)
+		with = "-I";
+	else if (opts->nr_controls)
+		with = opts->controls[0].seed_spelling ? "--ctl-fd" : "--control";
+	else if (opts->pid_list || opts->tid_list)
+		with = opts->pid_list ? "-p" : "-t";
+	else if (opts->metrics_listen || opts->metrics_textfile || opts->metrics_push)
+		with = opts->metrics_listen ? "--metrics-listen" :
+		       opts->metrics_textfile ? "--metrics-textfile" : "--metrics-push";
+	/* Not yet: the runs' means are kept per event, not per key. */
+	else if (opts->aggr_mode != AGGR_GLOBAL)
+		with = opts->aggr_option;
+	else if (opts->cgroup)
+		with = "-G";
+	if (with) {
+		log_error("-r cannot be used with %s (see perfgate(1), -r)", with);
+		return -1;
+	}
+	if (!opts->nr_workload) {
+		log_error("-r needs a command to run again (see perfgate(1), -r)");
+		return -1;
+	}
+	return 0;
+}
+
 static int check_separator(const char *sep)
 {
 	if (*sep == '\0') {
@@ -496,6 +542,7 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_RANGE_BACKEND: return parse_range_backend(opts, arg);
 	case OPT_CALL_VALUES:
 		return parse_long("--call-values", arg, 0, CALL_VALUES_MAX, &opts->call_values);
+	case 'r': return parse_repeat(opts, arg);
 	case OPT_METRICS_LISTEN:
 		free(opts->metrics_listen); opts->metrics_listen = strdup(arg); return 0;
 	case OPT_METRICS_TEXTFILE: return set_metrics_textfile(opts, arg);
@@ -586,7 +633,9 @@ static int options_check(struct options *opts)
 		log_error("nothing to count: give a command, -a, -C, -p or -t (see perfgate --help)");
 		return -1;
 	}
-	return options_check_aggr(opts);
+	if (options_check_aggr(opts))
+		return -1;
+	return check_repeat(opts);
 }
 
 int options_parse(struct options *opts, int argc, char **argv)
@@ -596,10 +645,11 @@ int options_parse(struct options *opts, int argc, char **argv)
 	memset(opts, 0, sizeof(*opts));
 	opts->log_fd = -1;
 	opts->call_values = 1000;
+	opts->repeat = 1;
 	opts->mmap_pages = 1024;	/* loses nothing at 2 M hits/s (DESIGN.md section 6) */
 	opterr = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */
-	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:hinBqvAG:M:", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:r:hinBqvAG:M:", long_options, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage_text, stdout);
 			return 1;

@@ -88,6 +88,7 @@ struct options {
 	int range_scope;	/* --range-scope: 0 auto, 1 thread, 2 cpu */
 	int range_backend;	/* --range-backend: 0 auto, 1 bpf, 2 sample */
 	long call_values;	/* --call-values: per-call values kept per window */
+	long repeat;		/* -r: runs of the workload (1 without -r) */
 
 	/* Prometheus (agent/metrics/, docs/metrics.md); NULL when absent. */
 	char *metrics_listen;	/* --metrics-listen ADDR:PORT */

@@ -89,6 +89,12 @@ static struct report_value report_value_of(const struct report_row *row)
 		v.status = REPORT_NOT_COUNTED;
 		return v;
 	}
+	if (row->runs > 1) {
+		/* -r: a mean of counts the runs already scaled. */
+		v.ns = row->mean;
+		v.shown = row->is_clock ? row->mean * REPORT_NSEC_TO_MSEC : row->mean;
+		return v;
+	}
 	if (v.run < v.ena)
 		count = (uint64_t)((double)count * (double)v.ena / (double)v.run);
 	v.ns = (double)count;
@@ -237,6 +243,8 @@ static void report_text_row(struct report *report,
 	if (row->cgroup)
 		fprintf(out, " %s", row->cgroup);
 	report_text_metric(out, m);
+	if (row->runs > 1 && row->noise_pct != 0)
+		fprintf(out, "  ( +-%6.2f%% )", row->noise_pct);
 	if (v->run != v->ena)
 		fprintf(out, "  (%.2f%%)",
 			100.0 * (double)v->run / (double)v->ena);
@@ -303,6 +311,9 @@ static void report_csv_row(struct report *report,
 	fprintf(out, "%s%s%s", unit, sep, row->event);
 	if (row->cgroup)
 		fprintf(out, "%s%s", sep, row->cgroup);
+	/* -r: perf's noise field, between the name and the run time. */
+	if (row->runs > 1)
+		fprintf(out, "%s%.2f%%", sep, row->noise_pct);
 	fprintf(out, "%s%" PRIu64 "%s%.2f", sep, v->run, sep,
 		report_running_pcnt(v));
 	report_csv_metric(report, m);
@@ -352,7 +363,11 @@ static void report_json_row(struct report *report,
 		fputs("\", \"cgroup\" : \"", out);
 		report_json_string(out, row->cgroup);
 	}
-	fprintf(out, "\", \"event-runtime\" : %" PRIu64
+	fputs("\", ", out);
+	/* -r: perf's key for the noise, in percent like the text's. */
+	if (row->runs > 1)
+		fprintf(out, "\"variance\" : %.2f, ", row->noise_pct);
+	fprintf(out, "\"event-runtime\" : %" PRIu64
 		", \"pcnt-running\" : %.2f, ", v->run, report_running_pcnt(v));
 	/* A counted event with no metric: perf 6.1 passes a NULL unit to
 	 * printf and glibc prints "(null)".  Parsers of perf's output have
@@ -517,9 +532,31 @@ static bool report_rows(struct report *report, const struct report_when *when,
 
 static void report_header(struct report *report, const struct report_run *run)
 {
-	fprintf(report->out, "\n Performance counter stats for %s:\n\n",
+	fprintf(report->out, "\n Performance counter stats for %s",
 		run->target ? run->target : "");
+	if (run->runs > 1)
+		fprintf(report->out, " (%u runs)", run->runs);
+	fputs(":\n\n", report->out);
 	report->header_printed = true;
+}
+
+/*
+ * -r: perf's "MEAN +- SD seconds time elapsed  ( +- P% )", with two digits
+ * more than the first significant one of SD (perf's precision; SD 0 gets
+ * 2, what perf's lround(inf) comes to on x86-64), and no user and sys
+ * lines, as perf prints none with -r.
+ */
+static void report_footer_runs(struct report *report, const struct report_run *run)
+{
+	double sd = run->elapsed_sd_s, avg = run->elapsed_s;
+	int precision = 2;
+
+	if (sd > 0 && sd <= 1)
+		precision += (int)lround(ceil(-log10(sd)));
+	fprintf(report->out, report->null_run ? " %17.*f +- %.*f seconds time elapsed" :
+		"\n %17.*f +- %.*f seconds time elapsed", precision, avg, precision, sd);
+	if (avg != 0 && sd != 0)
+		fprintf(report->out, "  ( +-%6.2f%% )", 100.0 * sd / avg);
 }
 
 static void report_footer(struct report *report, const struct report_run *run,
@@ -527,10 +564,13 @@ static void report_footer(struct report *report, const struct report_run *run,
 {
 	FILE *out = report->out;
 
-	/* perf -n leaves out the blank line before the time. */
-	fprintf(out, report->null_run ? " %17.9f seconds time elapsed" :
-		"\n %17.9f seconds time elapsed", run->elapsed_s);
-	if (run->user_s >= 0 && run->sys_s >= 0) {
+	if (run->runs > 1)
+		report_footer_runs(report, run);
+	else
+		/* perf -n leaves out the blank line before the time. */
+		fprintf(out, report->null_run ? " %17.9f seconds time elapsed" :
+			"\n %17.9f seconds time elapsed", run->elapsed_s);
+	if (run->runs <= 1 && run->user_s >= 0 && run->sys_s >= 0) {
 		fprintf(out, "\n\n %17.9f seconds user\n", run->user_s);
 		fprintf(out, " %17.9f seconds sys\n", run->sys_s);
 	}
@@ -654,7 +694,13 @@ void report_final_window(struct report *report, const struct report_window *w,
 	/* "CPUs utilized" of a window is relative to the time it was open. */
 	double open_ns = (double)(uint64_t)(w->open_s * 1e9 + 0.5);
 
-	if (report->format == REPORT_TEXT) {
+	if (report->format == REPORT_TEXT && w->runs > 1) {
+		fprintf(report->out, " Window '%s' (%u runs): %.2f calls, %.6f seconds open per run",
+			w->name, w->runs, w->calls_mean, w->open_s);
+		if (w->open_at_end)
+			fprintf(report->out, " (%u still open at the end)", w->open_at_end);
+		fputs(":\n\n", report->out);
+	} else if (report->format == REPORT_TEXT) {
 		fprintf(report->out, " Window '%s': %lu call%s, %.6f seconds open", w->name,
 			w->calls, w->calls == 1 ? "" : "s", w->open_s);
 		if (w->open_at_end)

@@ -59,6 +59,13 @@ struct report_row {
 	int aggr_nr;
 	/* -G: the cgroup, a column after the event (perf's); NULL without. */
 	const char *cgroup;
+	/* -r N, N > 1: the row is the mean over the runs, not count: mean
+	 * is the mean of the runs' counts, each already scaled as perf
+	 * scales it, and enabled_ns and running_ns are the means of the
+	 * runs' times.  noise_pct is perf's "+-" column: the standard
+	 * deviation of the mean, in percent of the mean (0 when it is 0). */
+	unsigned runs;
+	double mean, noise_pct;
 };
 
 enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
@@ -99,6 +106,10 @@ struct report_run {
 	const char *target;
 	double elapsed_s;
 	double user_s, sys_s;	/* negative when unknown (no workload) */
+	/* -r N, N > 1: elapsed_s is the runs' mean and elapsed_sd_s the
+	 * standard deviation of that mean; the header says "(N runs)". */
+	unsigned runs;
+	double elapsed_sd_s;
 };
 
 /* Numbers follow LC_NUMERIC as in perf, which calls setlocale(LC_ALL, ""):
@@ -136,6 +147,10 @@ struct report_window {
 	const struct report_call_stat *call_stats;
 	size_t nr_call_stats;
 	bool call_stats_sampled;	/* quantiles are from a uniform sample */
+	/* -r N, N > 1: calls_mean and open_s are means per run (calls is
+	 * then unused), and the rows are means with their "+-". */
+	unsigned runs;
+	double calls_mean;
 };
 
 /* The final report's block for one window (text: a header line with calls

@@ -22,6 +22,7 @@
 #include "agent/json_report.h"
 #include "agent/log.h"
 #include "agent/metrics/metrics.h"
+#include "agent/repeat.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
 #include "agent/session_rows.h"
@@ -116,11 +117,15 @@ static int session_open_output(struct session *s)
 		 * -o file is created. */
 		rc = output_open_path(&s->output, "/dev/null", false, "output file");
 	} else if (opts->output_path) {
-		rc = output_open_path(&s->output, opts->output_path, opts->append,
+		/* -r: the runs after the first append to what the first began. */
+		bool later_run = s->repeat && s->repeat->runs_done > 0;
+
+		rc = output_open_path(&s->output, opts->output_path, opts->append || later_run,
 				      "output file");
-		/* perf's header, at each run (so --append runs stay apart);
-		 * ctime() ends the date with its own newline. */
-		if (rc == 0) {
+		/* perf's header, at each run (so --append runs stay apart),
+		 * once for all the runs of -r; ctime() ends the date with its
+		 * own newline. */
+		if (rc == 0 && !later_run) {
 			time_t now = time(NULL);
 
 			fprintf(s->output.fp, "# started on %s\n", ctime(&now));
@@ -144,10 +149,11 @@ static int session_open_output(struct session *s)
 	return 0;
 }
 
-int session_init(struct session *s, const struct options *opts)
+int session_init(struct session *s, const struct options *opts, struct repeat *repeat)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
+	s->repeat = repeat;
 	s->output.fd = -1;
 	s->json_out.fd = -1;
 	s->json_tmp_fd = -1;
@@ -243,7 +249,9 @@ static int session_open_counters(struct session *s)
 	if (target.cgroup)
 		close(target.cgroup_fd);	/* the counters have theirs */
 	target_free(&target);
-	for (size_t i = 0; i < s->nr_counters && !rc && s->opts->verbose; i++)
+	/* -r: perf warns at its one open, before the first run. */
+	for (size_t i = 0; i < s->nr_counters && !rc && s->opts->verbose &&
+	     (!s->repeat || s->repeat->runs_done == 0); i++)
 		if (!s->counters[i].supported)
 			log_info("Warning:\n%s event is not supported by the kernel.",
 				 s->counters[i].def.name);
@@ -486,11 +494,14 @@ int session_start(struct session *s)
 		close(child_fds[0]);
 		close(child_fds[1]);
 	}
-	if (opts->verbose) {
+	/* -r: perf says these once, then which run each starts. */
+	if (opts->verbose && (!s->repeat || s->repeat->runs_done == 0)) {
 		session_say_cpuid();
 		if (!opts->nr_controls)
 			log_info("Control descriptor is not initialized");
 	}
+	if (opts->verbose && s->repeat)	/* on the report's output, as perf */
+		fprintf(s->out, "[ perf stat: executing run #%u ... ]\n", s->repeat->runs_done + 1);
 	if (session_ranges_open(s) ||
 	    session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
 	    session_watch_targets(s) || metrics_start(s))
@@ -645,13 +656,28 @@ void session_abort(struct session *s)
 
 int session_finish(struct session *s)
 {
+	bool last = true;
 	int code = 0;
 
 	/* The workload is reaped: every thread left its final record. */
 	session_ranges_finish(s);
 	session_end_tools(s);
 	session_close_windows(s);
-	if (s->opts->interval_ms) {
+	if (s->has_workload)
+		code = workload_exit_code(&s->workload);
+	if (s->repeat) {
+		repeat_record(s->repeat, s, code);
+		/* -r: a signal or "stop" ends the repetition too. */
+		if (s->exit_signal || s->stop_channel)
+			s->repeat->stopped = true;
+		last = repeat_done(s->repeat);
+	}
+	/* -r -v: each run's own "NAME: count enabled running" lines. */
+	if (s->repeat)
+		session_print_verbose_end(s);
+	if (!last)
+		;	/* -r: the last run reports them all */
+	else if (s->opts->interval_ms) {
 		/* The last, partial interval, unless --interval-count ended the run. */
 		if (!s->opts->interval_count || s->intervals_done < s->opts->interval_count)
 			session_print_last_interval(s);
@@ -663,9 +689,7 @@ int session_finish(struct session *s)
 	} else
 		session_print_final(s);
 	fflush(s->out);
-	if (s->has_workload)
-		code = workload_exit_code(&s->workload);
-	if (s->opts->json_file && json_report_write(s, code) && !code)
+	if (last && s->opts->json_file && json_report_write(s, code) && !code)
 		code = 1;
 	session_ranges_warn_lost(s);
 	/* The report reaches its reader, or the run says it did not. */

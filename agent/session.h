@@ -29,6 +29,7 @@ struct range_spec;
 struct range_set;
 struct metrics;
 struct aggr_map;
+struct repeat;
 
 struct session {
 	const struct options *opts;
@@ -80,10 +81,13 @@ struct session {
 	struct metrics *metrics;	/* --metrics-*: agent/metrics/, or NULL */
 	struct json_buf reply;		/* the window-end reply, kept between calls */
 	size_t *reply_keys;		/* its keys per counter (json_report) */
+	struct repeat *repeat;		/* -r N, N > 1: every run's rows, or NULL */
 };
 
-/* Resolve events and open the report output. */
-int session_init(struct session *s, const struct options *opts);
+/* Resolve events and open the report output.  With -r, repeat keeps the
+ * runs (repeat.h): every run is a session of its own, and the last one
+ * reports them all; else NULL. */
+int session_init(struct session *s, const struct options *opts, struct repeat *repeat);
 /* Open counters and control channels, start the workload. */
 int session_start(struct session *s);
 /* Serve until the workload exits, "stop", a signal, or --interval-count. */
@@ -95,7 +99,9 @@ void session_end(struct session *s, int sig);
 struct window *session_window(struct session *s, const char *name, bool create);
 /* Start-up failed: end a held workload and free what was made. */
 void session_abort(struct session *s);
-/* Final report; returns perfgate's exit code (the workload's status). */
+/* Final report; returns perfgate's exit code (the workload's status).
+ * With -r, a run before the last only records its rows; a signal that
+ * ended the run makes it the last (repeat_done() then holds). */
 int session_finish(struct session *s);
 
 #endif

@@ -10,6 +10,7 @@
 #include "agent/aggr.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
+#include "agent/repeat.h"
 #include "agent/session.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session_ranges.h"
@@ -246,7 +247,7 @@ int session_print_snapshot(struct session *s, char *reason, size_t len)
 
 static void fill_run(struct session *s, struct report_run *run)
 {
-	run->target = s->target;
+	*run = (struct report_run){ .target = s->target };
 	run->user_s = run->sys_s = -1;
 	if (s->ended.tv_sec == 0 && s->ended.tv_nsec == 0)
 		clock_gettime(CLOCK_MONOTONIC, &s->ended);
@@ -289,12 +290,32 @@ static struct report_call_stat *call_stats_of(const struct session *s, const str
 	return lines;
 }
 
+struct report_row *session_rows_total(struct session *s, struct view *views)
+{
+	return rows_of(s, views, ROWS_TOTAL);
+}
+
+struct report_row *session_rows_ranges(struct session *s, size_t *n, uint64_t span_ns)
+{
+	return range_rows(s, ROWS_TOTAL, n, span_ns);
+}
+
+void session_rows_run(struct session *s, struct report_run *run)
+{
+	fill_run(s, run);
+}
+
 void session_print_final(struct session *s)
 {
 	struct report_run run;
-	struct report_row *rows = rows_of(s, s->default_views, ROWS_TOTAL), *per_key;
+	struct report_row *rows, *per_key;
 	size_t n;
 
+	if (s->repeat) {
+		repeat_print(s->repeat, s);
+		return;
+	}
+	rows = rows_of(s, s->default_views, ROWS_TOTAL);
 	fill_run(s, &run);
 	print_verbose(s, rows);
 	per_key = aggr_rows_of(s, rows, ROWS_TOTAL, &n);

@@ -139,7 +139,7 @@ static void test_text_default_events(void)
 		"       0.000000000 seconds sys\n"
 		"\n"
 		"\n";
-	struct report_run run = { "'true'", 0.001595774, 0.001643, 0 };
+	struct report_run run = { "'true'", 0.001595774, 0.001643, 0, 0, 0 };
 	struct report_row rows[8];
 
 	default_rows(rows, 744183, 0, 0, 49);
@@ -171,7 +171,7 @@ static void test_text_tracepoint(void)
 		EVENT("syscalls:sys_enter_write", 1, 1602728),
 		UNSUPPORTED("cycles"),
 	};
-	struct report_run run = { "'ls'", 0.000491610, 0, 0.00245 };
+	struct report_run run = { "'ls'", 0.000491610, 0, 0.00245, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: task-clock, tracepoint, <not supported>");
@@ -195,7 +195,7 @@ static void test_text_system_wide(void)
 		"\n"
 		"       0.201949823 seconds time elapsed\n"
 		"\n";
-	struct report_run run = { "'system wide'", 0.201949823, -1, -1 };
+	struct report_run run = { "'system wide'", 0.201949823, -1, -1, 0, 0 };
 	struct report_row rows[8];
 
 	default_rows(rows, 404953500, 74, 2, 445);
@@ -219,7 +219,7 @@ static void test_text_not_counted(void)
 	const struct report_row rows[] = {
 		CLOSED_CLOCK("task-clock"), CLOSED("context-switches"),
 	};
-	struct report_run run = { "process id '6286'", 0.300363872, -1, -1 };
+	struct report_run run = { "process id '6286'", 0.300363872, -1, -1, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: -p, <not counted> rows");
@@ -253,7 +253,7 @@ static void test_text_no_clock(void)
 		EVENT("context-switches", 0, 1434379),
 		EVENT("syscalls:sys_enter_write", 1, 1434379),
 	};
-	struct report_run run = { "'ls'", 0.002491179, 0.002724, 0 };
+	struct report_run run = { "'ls'", 0.002491179, 0.002724, 0, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: no clock event, no metric");
@@ -283,7 +283,7 @@ static void test_text_two_clocks(void)
 		CLOCK("task-clock", 1026000),
 		EVENT("syscalls:sys_enter_clock_nanosleep", 1, 1026000),
 	};
-	struct report_run run = { "'sleep 0.01'", 0.012282916, 0.002203, 0 };
+	struct report_run run = { "'sleep 0.01'", 0.012282916, 0.002203, 0, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: two clocks, long name");
@@ -311,7 +311,7 @@ static void test_text_multiplexed(void)
 		{ .event = "cycles", .count = 0, .enabled_ns = 3000,
 		  .running_ns = 0 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: multiplexed count scaled, (xx.xx%) suffix");
@@ -339,7 +339,7 @@ static void test_text_nmi_hint(void)
 		"\tperf stat ...\n"
 		"\techo 1 > /proc/sys/kernel/nmi_watchdog\n";
 	const struct report_row rows[] = { CLOSED_CLOCK("task-clock") };
-	struct report_run run = { "'sleep 0.3'", 0.301943828, 0, 0 };
+	struct report_run run = { "'sleep 0.3'", 0.301943828, 0, 0, 0, 0 };
 	struct capture c;
 	char *got;
 
@@ -372,7 +372,7 @@ static void test_text_metric_edges(void)
 		EVENT("b", 1000000001, 1000000000),
 		EVENT("c", 2500000, 1000000000),
 	};
-	struct report_run run = { "'x'", 0, -1, -1 };
+	struct report_run run = { "'x'", 0, -1, -1, 0, 0 };
 
 	check_final(REPORT_TEXT, NULL, &run, rows, N_ROWS(rows), want,
 		    "text: K/M/G thresholds, no wall time");
@@ -400,7 +400,7 @@ static void test_csv_final(void)
 		EVENT("syscalls:sys_enter_write", 1, 1367640),
 		UNSUPPORTED("cycles"),
 	};
-	struct report_run run = { "'ls'", 0.00194, 0, 0 };
+	struct report_run run = { "'ls'", 0.00194, 0, 0, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows, N_ROWS(rows), comma,
 		    "csv: -x, final, no header or footer");
@@ -427,7 +427,7 @@ static void test_csv_summary(void)
 		CLOCK("task-clock", 3984589),
 		EVENT("syscalls:sys_enter_getppid", 0, 3984589),
 	};
-	struct report_run run = { "'sleep 0.3'", 0.33, 0, 0 };
+	struct report_run run = { "'sleep 0.3'", 0.33, 0, 0, 0, 0 };
 	struct capture c;
 	char *got;
 
@@ -461,7 +461,7 @@ static void test_csv_no_clock_two_clocks(void)
 		  .running_ns = 848890, .is_clock = true },
 		EVENT("syscalls:sys_enter_clock_nanosleep", 1, 848890),
 	};
-	struct report_run run = { "'x'", 0.01145, 0, 0 };
+	struct report_run run = { "'x'", 0.01145, 0, 0, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows1, N_ROWS(rows1), no_clock,
 		    "csv: no clock event, empty metric columns");
@@ -483,7 +483,7 @@ static void test_csv_multiplexed(void)
 		  .running_ns = 1000 },
 		{ .event = "cycles", .count = 0, .enabled_ns = 3000 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows, N_ROWS(rows), want,
 		    "csv: multiplexed, whole-number pcnt-running");
@@ -505,7 +505,7 @@ static void test_csv_label_separator(void)
 		{ .event = "syscalls:sys_enter_write", .range = "a:b(cpu == CPUS{0,1})..c:d",
 		  .count = 3, .enabled_ns = 1000, .running_ns = 1000 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_CSV, ",", &run, rows, N_ROWS(rows), comma,
 		    "csv: ',' in a range label becomes '_'");
@@ -534,7 +534,7 @@ static void test_json_final(void)
 		EVENT("syscalls:sys_enter_write", 1, 1314681),
 		UNSUPPORTED("cycles"),
 	};
-	struct report_run run = { "'ls'", 0.001882855, 0, 0 };
+	struct report_run run = { "'ls'", 0.001882855, 0, 0, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: -j final, no header or footer");
@@ -551,7 +551,7 @@ static void test_json_no_clock(void)
 		EVENT("context-switches", 1, 1545584),
 		EVENT("syscalls:sys_enter_write", 1, 1545584),
 	};
-	struct report_run run = { "'ls'", 0.002, 0, 0 };
+	struct report_run run = { "'ls'", 0.002, 0, 0, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: no clock event, metric-unit (null)");
@@ -569,7 +569,7 @@ static void test_json_closed_clock(void)
 		CLOSED_CLOCK("task-clock"),
 		EVENT("page-faults", 4, 389728668),
 	};
-	struct report_run run = { "'python3'", 0.5, 0.4, 0 };
+	struct report_run run = { "'python3'", 0.5, 0.4, 0, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: <not counted> clock, counted event at 0 /sec");
@@ -585,7 +585,7 @@ static void test_json_multiplexed_and_escaping(void)
 		{ .event = "branches@w\"1\\", .count = 2000,
 		  .enabled_ns = 3000, .running_ns = 2000 },
 	};
-	struct report_run run = { "'x'", 0.01, -1, -1 };
+	struct report_run run = { "'x'", 0.01, -1, -1, 0, 0 };
 
 	check_final(REPORT_JSON, NULL, &run, rows, N_ROWS(rows), want,
 		    "json: multiplexed pcnt, escaped name");
@@ -850,7 +850,7 @@ static void test_locale_en_us(void)
 		CLOCK("task-clock", 239493859),
 		EVENT("page-faults", 29099, 239493859),
 	};
-	struct report_run run = { cmd, 0.262162555, 0.156173, 0.10281 };
+	struct report_run run = { cmd, 0.262162555, 0.156173, 0.10281, 0, 0 };
 
 	if (!setlocale(LC_ALL, "en_US.UTF-8")) {
 		for (int i = 0; i < 3; i++)
@@ -907,7 +907,7 @@ static void test_locale_de_de(void)
 		CLOCK("task-clock", 205481490),
 		EVENT("page-faults", 29237, 205481490),
 	};
-	struct report_run run = { cmd, 0.243516947, 0.142139, 0.072305 };
+	struct report_run run = { cmd, 0.243516947, 0.142139, 0.072305, 0, 0 };
 
 	if (!setlocale(LC_ALL, "de_DE.UTF-8")) {
 		for (int i = 0; i < 3; i++)
@@ -958,7 +958,7 @@ static void test_aggr_per_core_text(void)
 		AGGR_EVENT("syscalls:sys_enter_write", 4579, 58117608, &core1, 1),
 		{ .event = "duration_time", .status = REPORT_NOT_COUNTED, .unit = "ns", .aggr = &core1 },
 	};
-	struct report_run run = { "'system wide'", 0.058117608, -1, -1 };
+	struct report_run run = { "'system wide'", 0.058117608, -1, -1, 0, 0 };
 	struct capture c;
 	char *got;
 
@@ -982,7 +982,7 @@ static void test_aggr_no_aggr_csv(void)
 		AGGR_EVENT("syscalls:sys_enter_write", 5086, 43891920, &core1, 1),
 		AGGR_TOOL("duration_time", 43838288, &core0, 1),
 	};
-	struct report_run run = { "'system wide'", 0.043838288, -1, -1 };
+	struct report_run run = { "'system wide'", 0.043838288, -1, -1, 0, 0 };
 	struct capture c;
 	char *got;
 
@@ -1042,7 +1042,7 @@ static void test_aggr_per_thread_text(void)
 		AGGR_TOOL("duration_time", 1014341181, &thr1, 1),
 		AGGR_TOOL("duration_time", 1014341181, &thr2, 1),
 	};
-	struct report_run run = { "process id '5138'", 1.014341181, -1, -1 };
+	struct report_run run = { "process id '5138'", 1.014341181, -1, -1, 0, 0 };
 	struct capture c;
 	char *got;
 
@@ -1075,6 +1075,70 @@ static void test_cgroup_interval_text(void)
 	got = capture_close(&c);
 	is_str(got, want, "-G: the cgroup's column after the event, counted and not");
 	free(got);
+/*
+ * -r 5: the layout of perf stat -r 5 -e task-clock,syscalls:sys_enter_write
+ * -- sh -c 'echo hi >/dev/null' (and with -x, and -j), perf 6.1.187 here.
+ * The digits are ours: perf 6.1 prints the last run's count where perfgate
+ * prints the mean, so the rows below are means and the metrics follow them.
+ */
+static const struct report_row repeat_rows[] = {
+	{ .event = "task-clock", .count = 1, .enabled_ns = 3530000, .running_ns = 3530000,
+	  .is_clock = true, .runs = 5, .mean = 3530000.0, .noise_pct = 7.37 },
+	{ .event = "syscalls:sys_enter_write", .count = 1, .enabled_ns = 3530000,
+	  .running_ns = 3530000, .runs = 5, .mean = 1.0, .noise_pct = 0 },
+	{ .event = "cycles", .status = REPORT_NOT_SUPPORTED, .runs = 5 },
+};
+
+static void test_repeat(void)
+{
+	static const char want_text[] =
+		"\n"
+		" Performance counter stats for 'sh -c echo hi >/dev/null' (5 runs):\n"
+		"\n"
+		"              3.53 msec task-clock                       #    0.101 CPUs utilized            ( +-  7.37% )\n"
+		"                 1      syscalls:sys_enter_write         #  283.286 /sec                   \n"
+		"   <not supported>      cycles                                                      \n"
+		"\n"
+		"           0.03487 +- 0.00765 seconds time elapsed  ( +- 21.94% )\n"
+		"\n";
+	static const char want_csv[] =
+		"3.53,msec,task-clock,7.37%,3530000,100.00,0.101,CPUs utilized\n"
+		"1,,syscalls:sys_enter_write,0.00%,3530000,100.00,283.286,/sec\n"
+		"<not supported>,,cycles,0.00%,0,100.00,,\n";
+	static const char want_json[] =
+		"{\"counter-value\" : \"3.530000\", \"unit\" : \"msec\", \"event\" : \"task-clock\", \"variance\" : 7.37, \"event-runtime\" : 3530000, \"pcnt-running\" : 100.00, \"metric-value\" : 0.101233, \"metric-unit\" : \"CPUs utilized\"}\n"
+		"{\"counter-value\" : \"1.000000\", \"unit\" : \"\", \"event\" : \"syscalls:sys_enter_write\", \"variance\" : 0.00, \"event-runtime\" : 3530000, \"pcnt-running\" : 100.00, \"metric-value\" : 283.286119, \"metric-unit\" : \"/sec\"}\n"
+		"{\"counter-value\" : \"<not supported>\", \"unit\" : \"\", \"event\" : \"cycles\", \"variance\" : 0.00, \"event-runtime\" : 0, \"pcnt-running\" : 100.00, \"metric-value\" : 0.000000, \"metric-unit\" : \"\"}\n";
+	/* Elapsed SD above 1 s: precision 2; SD 0: 2 as well, and no "( +- )". */
+	static const char want_wide[] =
+		"\n"
+		" Performance counter stats for 'x' (2 runs):\n"
+		"\n"
+		"\n"
+		"              3.25 +- 1.25 seconds time elapsed  ( +- 38.46% )\n"
+		"\n";
+	static const char want_zero[] =
+		"\n"
+		" Performance counter stats for 'x' (2 runs):\n"
+		"\n"
+		"\n"
+		"              0.50 +- 0.00 seconds time elapsed\n"
+		"\n";
+	struct report_run run = { .target = "'sh -c echo hi >/dev/null'", .elapsed_s = 0.03487,
+				  .user_s = 1, .sys_s = 1, .runs = 5, .elapsed_sd_s = 0.00765 };
+	struct report_run wide = { .target = "'x'", .elapsed_s = 3.25, .user_s = -1, .sys_s = -1,
+				   .runs = 2, .elapsed_sd_s = 1.25 };
+	struct report_run zero = { .target = "'x'", .elapsed_s = 0.5, .user_s = -1, .sys_s = -1,
+				   .runs = 2, .elapsed_sd_s = 0 };
+
+	check_final(REPORT_TEXT, NULL, &run, repeat_rows, N_ROWS(repeat_rows), want_text,
+		    "-r text: (5 runs), ( +- x% ) after the metric, none when 0, MEAN +- SD footer");
+	check_final(REPORT_CSV, ",", &run, repeat_rows, N_ROWS(repeat_rows), want_csv,
+		    "-r csv: the noise field after the event name");
+	check_final(REPORT_JSON, NULL, &run, repeat_rows, N_ROWS(repeat_rows), want_json,
+		    "-r json: \"variance\" after \"event\"");
+	check_final(REPORT_TEXT, NULL, &wide, NULL, 0, want_wide, "-r text: SD > 1 s, precision 2");
+	check_final(REPORT_TEXT, NULL, &zero, NULL, 0, want_zero, "-r text: SD 0, precision 2, no +-");
 }
 
 int main(void)
@@ -1110,5 +1174,6 @@ int main(void)
 	test_aggr_per_socket_interval_json();
 	test_aggr_per_thread_text();
 	test_cgroup_interval_text();
+	test_repeat();
 	return tap_done();
 }
