@@ -1075,6 +1075,8 @@ static void test_cgroup_interval_text(void)
 	got = capture_close(&c);
 	is_str(got, want, "-G: the cgroup's column after the event, counted and not");
 	free(got);
+}
+
 /*
  * -r 5: the layout of perf stat -r 5 -e task-clock,syscalls:sys_enter_write
  * -- sh -c 'echo hi >/dev/null' (and with -x, and -j), perf 6.1.187 here.
