@@ -171,6 +171,8 @@ refused() {
 
 @test "-G with a cgroup that does not exist: refused, naming it" {
 	local name="perfgate-nosuch-$$-$BATS_TEST_NUMBER"
+	cgroup_root
 	pg -a -G "$name" -e "$GETPPID" -- "$MARKER" say ran
+	cgroup_unmount
 	refused "no cgroup '$name'"
 }

@@ -64,10 +64,32 @@ common_teardown() {
 			kill -KILL "$pid" 2>/dev/null || true
 		fi
 	done
+	cgroup_unmount
 }
 
 setup() { common_setup; }
 teardown() { common_teardown; }
+
+# cgroup_root: set CG_ROOT to the cgroup hierarchy where perf and perfgate
+# find -G's cgroups: the v1 one with the perf_event controller, else the
+# cgroup2 mount.  A machine may show none: a chroot (../shared/fresh-root
+# binds /sys without /sys/fs/cgroup's mounts) lists no cgroup mount in
+# /proc/mounts.  Then cgroup2 is mounted under $T, which both tools find
+# there, and cgroup_unmount (after the test's cgroups are gone) undoes it.
+cgroup_root() {
+	CG_ROOT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+	[ -n "$CG_ROOT" ] || CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -z "$CG_ROOT" ] || return 0
+	CG_ROOT=$T/cgroup2
+	mkdir -p "$CG_ROOT" && mount -t cgroup2 none "$CG_ROOT" ||
+		fail "no cgroup hierarchy is mounted, and cgroup2 cannot be mounted on $CG_ROOT"
+	CG_MOUNTED=$CG_ROOT
+}
+
+cgroup_unmount() {
+	[ -z "${CG_MOUNTED:-}" ] || umount "$CG_MOUNTED" || umount -l "$CG_MOUNTED" || true
+	CG_MOUNTED=
+}
 
 fail() {
 	echo "$*" >&2

@@ -255,18 +255,16 @@ teardown() {
 		for _ in $(seq 1 50); do rmdir "$CGDIR" 2>/dev/null && break; sleep 0.1; done
 		[ ! -d "$CGDIR" ] || fail "cannot remove cgroup $CGDIR"
 	fi
+	cgroup_unmount
 }
 
 # make_cgroup: a cgroup of our own, $CGNAME, in the hierarchy perf uses for
 # perf_event (this machine has cgroup v1 and v2 side by side, and no v1
 # perf_event controller: then it is the cgroup2 mount).
 make_cgroup() {
-	local mnt
-	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
-	[ -n "$mnt" ] || mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	[ -n "$mnt" ] || fail "no cgroup2 (or v1 perf_event) hierarchy mounted"
+	cgroup_root || return 1
 	CGNAME="perfgate-test-$$-$BATS_TEST_NUMBER"
-	CGDIR=$mnt/$CGNAME
+	CGDIR=$CG_ROOT/$CGNAME
 	mkdir "$CGDIR" || fail "cannot create cgroup $CGDIR"
 }
 
