@@ -430,14 +430,19 @@ static int set_metrics_textfile(struct options *opts, const char *arg)
 	return 0;
 }
 
-/* -r N: N >= 1.  perf takes 0 for "repeat forever", printing a report
- * per run; perfgate does not, and says so. */
+/* -r N: 1 <= N <= REPEAT_RUNS_MAX.  perf takes 0 for "repeat forever",
+ * printing a report per run; perfgate does not, and says so.  Every run's
+ * values are kept (the document's repeat object), so N is bounded: past
+ * it the memory asked for up front (about 25 MB for 10 events here)
+ * would grow past what a measurement agent should take. */
+#define REPEAT_RUNS_MAX 100000
+
 static int parse_repeat(struct options *opts, const char *arg)
 {
 	if (strcmp(arg, "0") == 0)
 		return bad_value("-r", arg, 0, "0 (perf's 'repeat forever') is not supported; "
 				 "give the number of runs");
-	return parse_long("-r", arg, 1, INT_MAX, &opts->repeat);
+	return parse_long("-r", arg, 1, REPEAT_RUNS_MAX, &opts->repeat);
 }
 
 /* -r with what cannot be repeated: a channel or a target outlives a run,
