@@ -17,7 +17,10 @@ setup() {
 	ensure_tracefs
 	# Thousands separators must show where perf shows them.
 	export LC_NUMERIC=en_US.UTF-8
-	# Intervals need a workload that outlives a few of them.
+	# The marker's sleep after its calls.  The -I sets give a longer one
+	# (SLEEP=500 and more): the workload must outlive the intervals they
+	# print in both tools, and on a loaded machine perf 6.1's interval
+	# clock was seen to start 0.5 s after its counters.
 	SLEEP=250
 }
 
@@ -31,12 +34,12 @@ EVENTS="task-clock,page-faults,$GETPPID"
 @test "perf: -x with a multi-byte separator" { same_as_perf -x '::' -e "$EVENTS"; }
 @test "perf: -j" { same_as_perf -j -e "$EVENTS"; }
 @test "perf: --json-output" { same_as_perf --json-output -e "$EVENTS"; }
-@test "perf: -I 100 --interval-count 2" { same_as_perf -I 100 --interval-count 2 -e "$EVENTS"; }
-@test "perf: -I 100 -x," { same_as_perf -I 100 --interval-count 2 -x, -e "$EVENTS"; }
-@test "perf: -I 100 -j" { same_as_perf -I 100 --interval-count 2 -j -e "$EVENTS"; }
-@test "perf: -a" { same_as_perf -a -e "task-clock,$GETPPID"; }
-@test "perf: -a -x," { same_as_perf -a -x, -e "task-clock,$GETPPID"; }
-@test "perf: -a -I 100" { same_as_perf -a -I 100 --interval-count 2 -e task-clock; }
+@test "perf: -I 100 --interval-count 2" { SLEEP=600 same_as_perf -I 100 --interval-count 2 -e "$EVENTS"; }
+@test "perf: -I 100 -x," { SLEEP=600 same_as_perf -I 100 --interval-count 2 -x, -e "$EVENTS"; }
+@test "perf: -I 100 -j" { SLEEP=600 same_as_perf -I 100 --interval-count 2 -j -e "$EVENTS"; }
+@test "perf: -a" { SLEEP=600 same_as_perf -a -e "task-clock,$GETPPID"; }
+@test "perf: -a -x," { SLEEP=600 same_as_perf -a -x, -e "task-clock,$GETPPID"; }
+@test "perf: -a -I 100" { SLEEP=600 same_as_perf -a -I 100 --interval-count 2 -e task-clock; }
 @test "perf: -C 0" { same_as_perf -C 0 -e task-clock; }
 @test "perf: -C 0,1 -x," { same_as_perf -C 0,1 -x, -e task-clock; }
 @test "perf: modifiers :u :k" { same_as_perf -e "task-clock:u,page-faults:k,cycles:u"; }
@@ -104,7 +107,7 @@ same_file_as_perf() {
 @test "perf: -o FILE and --append" { same_file_as_perf -e "$EVENTS"; }
 @test "perf: -o FILE -x, and --append" { same_file_as_perf -x, -e "$EVENTS"; }
 @test "perf: -o FILE -j and --append" { same_file_as_perf -j -e "$EVENTS"; }
-@test "perf: -o FILE -I 100 and --append" { same_file_as_perf -I 100 --interval-count 1 -e task-clock; }
+@test "perf: -o FILE -I 100 and --append" { SLEEP=500 same_file_as_perf -I 100 --interval-count 1 -e task-clock; }
 @test "perf: -o FILE -v (the counter lines go to the file, the rest to stderr)" {
 	same_file_as_perf -v -e "task-clock,$GETPPID,cycles"
 }
@@ -112,22 +115,22 @@ same_file_as_perf() {
 @test "perf: -D 100 -x," { same_as_perf -D 100 -x, -e "$EVENTS"; }
 @test "perf: -D 100 -I 100: intervals count from the enable" {
 	# -a: task-clock counts on every CPU, whatever the workload does then.
-	same_as_perf -a -D 100 -I 100 --interval-count 1 -e task-clock
+	SLEEP=800 same_as_perf -a -D 100 -I 100 --interval-count 1 -e task-clock
 }
 @test "perf: -D 100 -o FILE: the Events lines stay on stderr" { same_file_as_perf -D 100 -e task-clock; }
-@test "perf: --summary -I 100" { same_as_perf --summary -I 100 --interval-count 1 -e "$EVENTS"; }
-@test "perf: --summary -I 100 -x," { same_as_perf --summary -I 100 --interval-count 1 -x, -e "$EVENTS"; }
-@test "perf: --summary -I 100 -j" { same_as_perf --summary -I 100 --interval-count 1 -j -e "$EVENTS"; }
+@test "perf: --summary -I 100" { SLEEP=500 same_as_perf --summary -I 100 --interval-count 1 -e "$EVENTS"; }
+@test "perf: --summary -I 100 -x," { SLEEP=500 same_as_perf --summary -I 100 --interval-count 1 -x, -e "$EVENTS"; }
+@test "perf: --summary -I 100 -j" { SLEEP=500 same_as_perf --summary -I 100 --interval-count 1 -j -e "$EVENTS"; }
 @test "perf: --summary -I 100 -x, --no-csv-summary" {
-	same_as_perf --summary --no-csv-summary -I 100 --interval-count 1 -x, -e "$EVENTS"
+	SLEEP=500 same_as_perf --summary --no-csv-summary -I 100 --interval-count 1 -x, -e "$EVENTS"
 }
-@test "perf: --summary -x, without -I" { same_as_perf --summary -x, -e "$EVENTS"; }
-@test "perf: --quiet" { same_as_perf --quiet -e "$EVENTS"; }
-@test "perf: --quiet -I 100" { same_as_perf --quiet -I 100 --interval-count 1 -e "$EVENTS"; }
-@test "perf: -v" { same_as_perf -v -e "task-clock,$GETPPID,cycles"; }
-@test "perf: -v -x," { same_as_perf -v -x, -e "$EVENTS"; }
-@test "perf: -v -I 100" { same_as_perf -v -I 100 --interval-count 1 -e "$EVENTS"; }
-@test "perf: -v --summary -I 100 -x," { same_as_perf -v --summary -I 100 --interval-count 1 -x, -e "$EVENTS"; }
+@test "perf: --summary -x, without -I" { SLEEP=500 same_as_perf --summary -x, -e "$EVENTS"; }
+@test "perf: --quiet" { SLEEP=500 same_as_perf --quiet -e "$EVENTS"; }
+@test "perf: --quiet -I 100" { SLEEP=500 same_as_perf --quiet -I 100 --interval-count 1 -e "$EVENTS"; }
+@test "perf: -v" { SLEEP=500 same_as_perf -v -e "task-clock,$GETPPID,cycles"; }
+@test "perf: -v -x," { SLEEP=500 same_as_perf -v -x, -e "$EVENTS"; }
+@test "perf: -v -I 100" { SLEEP=500 same_as_perf -v -I 100 --interval-count 1 -e "$EVENTS"; }
+@test "perf: -v --summary -I 100 -x," { SLEEP=500 same_as_perf -v --summary -I 100 --interval-count 1 -x, -e "$EVENTS"; }
 @test "perf: -C 7 (no such CPU): <not supported>" { same_as_perf -C 7 -e "task-clock,$GETPPID"; }
 @test "perf: -C 0,7 -x," { same_as_perf -C 0,7 -x, -e "task-clock,$GETPPID"; }
 @test "perf: -I 5 (below 10 ms)" { same_as_perf -a -I 5 --interval-count 1 -e task-clock; }
@@ -291,11 +294,13 @@ same_as_perf_cgroup() {
 @test "perf: -a -G" { make_cgroup; same_as_perf_cgroup; }
 @test "perf: -a -G -x," { make_cgroup; same_as_perf_cgroup -x,; }
 @test "perf: -a -G -j" { make_cgroup; same_as_perf_cgroup -j; }
-@test "perf: -a -G -I 100" {
+@test "perf: -a -G -I 500" {
 	# Busy in every interval whatever the load, so no row is <not counted>
-	# in one tool's output and counted in the other's.
+	# in one tool's output and counted in the other's: the workload must
+	# be in the cgroup and running within the first interval, and a bash
+	# that starts and joins it was seen to take over 100 ms under load.
 	make_cgroup
-	CG_STEPS="spin 350" same_as_perf_cgroup -I 100 --interval-count 2
+	CG_STEPS="spin 1500" same_as_perf_cgroup -I 500 --interval-count 2
 }
 @test "perf: -a -G -A" { make_cgroup; same_as_perf_cgroup -A; }
 
