@@ -804,12 +804,6 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	return 0;
 }
 
-/*
- * Run by the agent on one CPU (BPF_PROG_TEST_RUN, BPF_F_TEST_RUN_ON_CPU) in
- * an interrupt: the task running there closes its stretch into the sums and
- * starts a new one, so the sums are whole when the agent reads them.  A
- * task the agent just began to measure starts its first stretch here.
- */
 /* This CPU's sums into its snapshot: called with the CPU held (busy). */
 static __always_inline void take_snapshot(void)
 {
@@ -821,6 +815,12 @@ static __always_inline void take_snapshot(void)
 		bpf_probe_read_kernel(copy, sizeof(*copy), live);
 }
 
+/*
+ * Run by the agent on one CPU (BPF_PROG_TEST_RUN, BPF_F_TEST_RUN_ON_CPU) in
+ * an interrupt: the task running there closes its stretch into the sums and
+ * starts a new one, so the sums are whole when the agent reads them.  A
+ * task the agent just began to measure starts its first stretch here.
+ */
 SEC("raw_tp")
 int flush(void *ctx)
 {
