@@ -295,7 +295,9 @@ static int group_find_leader_fds(struct counter_group *g, struct perf_evsel *lea
 	DIR *dir;
 
 	g->leader_fds = malloc(nr * sizeof(*g->leader_fds));
-	g->reading_data = malloc(nr * (3 + 2 * g->n) * sizeof(*g->reading_data));
+	/* A row per leader fd, and one more for counter_read_index's reads
+	 * of a single position, which leave the reading's rows as they are. */
+	g->reading_data = malloc((nr + 1) * (3 + 2 * g->n) * sizeof(*g->reading_data));
 	if (!ids || !g->leader_fds || !g->reading_data)
 		goto out;
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
@@ -466,17 +468,20 @@ void counter_close(struct counter *c)
  * time running, then { value, id } per member.  A read that fails (it
  * should not on an open group) leaves nr 0, and the fd is skipped.
  */
+static bool group_read_fd(const struct counter_group *g, size_t k, uint64_t *data)
+{
+	size_t bytes = (3 + 2 * g->n) * sizeof(*data);
+
+	if (read(g->leader_fds[k], data, bytes) == (ssize_t)bytes && data[0] == g->n)
+		return true;
+	data[0] = 0;
+	return false;
+}
+
 static void group_read(struct counter_group *g, size_t nr_fds)
 {
-	size_t words = 3 + 2 * g->n;
-
-	for (size_t k = 0; k < nr_fds; k++) {
-		uint64_t *data = g->reading_data + k * words;
-		ssize_t got = read(g->leader_fds[k], data, words * sizeof(*data));
-
-		if (got != (ssize_t)(words * sizeof(*data)))
-			data[0] = 0;
-	}
+	for (size_t k = 0; k < nr_fds; k++)
+		group_read_fd(g, k, g->reading_data + k * (3 + 2 * g->n));
 }
 
 /* A member's value from the leader's fds: its own count, the group's
@@ -610,27 +615,20 @@ void counter_read(struct counter *c, struct counter_value *value)
 	c->reading_value = *value;
 }
 
-/* One position of a group member: one read of the leader's fd there. */
+/* One position of a group member: one read of the leader's fd there,
+ * into the scratch row after the reading's rows. */
 static int counter_read_group_index(struct counter *c, size_t k, struct counter_value *value)
 {
 	const struct counter_group *g = c->group;
-	size_t words = 3 + 2 * g->n;
-	uint64_t buf[3 + 2 * 64], *data = words <= 3 + 2 * 64 ? buf :
-					      malloc(words * sizeof(*data));
-	int rc = -1;
+	size_t nr = (size_t)c->nr_cpus * (size_t)c->nr_threads;
+	uint64_t *data = g->reading_data + nr * (3 + 2 * g->n);
 
-	if (!data)
+	if (!group_read_fd(g, k, data))
 		return -1;
-	if (read(g->leader_fds[k], data, words * sizeof(*data)) == (ssize_t)(words * sizeof(*data)) &&
-	    data[0] == g->n) {
-		value->ena = data[1];
-		value->run = data[2];
-		value->val = data[3 + 2 * c->group_pos];
-		rc = 0;
-	}
-	if (data != buf)
-		free(data);
-	return rc;
+	value->ena = data[1];
+	value->run = data[2];
+	value->val = data[3 + 2 * c->group_pos];
+	return 0;
 }
 
 int counter_read_index(struct counter *c, int cpu, int thread, struct counter_value *value)

@@ -111,10 +111,11 @@ static void json_reply_counts(struct session *s, const size_t *keys,
 	json_buf_raw(b, "{", 1);
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		size_t k = keys ? keys[i] : i;
-		const struct counter *c = &s->counters[k < s->nr_counters ? k : i];
+		const struct counter *c;
 
 		if (k == s->nr_counters)
 			continue;
+		c = &s->counters[k];
 		json_buf_raw(b, ",", !first);
 		first = false;
 		json_buf_string(b, s->counters[i].def.name);
