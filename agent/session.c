@@ -18,6 +18,7 @@
 
 #include "agent/aggr.h"
 #include "agent/cgroup.h"
+#include "agent/channel_lock.h"
 #include "agent/commands.h"
 #include "agent/json_report.h"
 #include "agent/log.h"
@@ -292,9 +293,10 @@ static void session_say_cpuid(void)
 /*
  * Every workload gets a private channel of its own (PERFGATE_CTL_FD and
  * PERFGATE_ACK_FD), --control or not, so "perfgate -- ./prog" is all a
- * program instrumented with libperfgate needs.  Returns the workload's ends.
+ * program instrumented with libperfgate needs.  Returns the workload's ends,
+ * and its lock page (proto/ctl_lock.h; -1 when none could be made).
  */
-static int session_make_workload_channel(struct session *s, int child_fds[2])
+static int session_make_workload_channel(struct session *s, int child_fds[3])
 {
 	int ctl[2], ack[2];
 
@@ -306,6 +308,7 @@ static int session_make_workload_channel(struct session *s, int child_fds[2])
 	s->workload_ack_fd = ack[1];
 	child_fds[0] = ctl[1];
 	child_fds[1] = ack[0];
+	child_fds[2] = channel_lock_create(ctl[1], ack[0]);
 	return 0;
 }
 
@@ -480,7 +483,7 @@ int session_start(struct session *s)
 {
 	const struct options *opts = s->opts;
 
-	int child_fds[2];
+	int child_fds[3];
 
 	if (opts->cgroup && s->nr_startup_specs) {
 		log_error("-G/--cgroup cannot be combined with range specs (EVENTS@GATE) yet");
@@ -493,6 +496,8 @@ int session_start(struct session *s)
 			return -1;
 		close(child_fds[0]);
 		close(child_fds[1]);
+		if (child_fds[2] >= 0)
+			close(child_fds[2]);
 	}
 	/* -r: perf says these once, then which run each starts. */
 	if (opts->verbose && (!s->repeat || s->repeat->runs_done == 0)) {

@@ -16,6 +16,7 @@
 #include "agent/log.h"
 #include "agent/signals.h"
 #include "agent/workload.h"
+#include "proto/ctl_lock.h"
 
 /* Keep fd open across exec and name it in the environment. */
 static void child_export_fd(const char *var, int fd)
@@ -49,7 +50,7 @@ static void child_export_channel_id(const int channel_fds[2])
 /* In the child: wait for the go byte, restore the signal dispositions the
  * agent changed, exec.  Never returns. */
 
-static void child_run(char **argv, int go_read, int exec_write, const int channel_fds[2])
+static void child_run(char **argv, int go_read, int exec_write, const int channel_fds[3])
 {
 	int sigs[SIGNALS_ENDING_MAX], err;
 	size_t nr = signals_ending(sigs);
@@ -59,6 +60,10 @@ static void child_run(char **argv, int go_read, int exec_write, const int channe
 		child_export_fd("PERFGATE_CTL_FD", channel_fds[0]);
 		child_export_fd("PERFGATE_ACK_FD", channel_fds[1]);
 		child_export_channel_id(channel_fds);
+		if (channel_fds[2] >= 0)
+			child_export_fd(CTL_LOCK_ENV, channel_fds[2]);
+		else
+			unsetenv(CTL_LOCK_ENV);
 	}
 	signal(SIGPIPE, SIG_DFL);
 	for (size_t i = 0; i < nr; i++)
@@ -73,7 +78,7 @@ static void child_run(char **argv, int go_read, int exec_write, const int channe
 	_exit(127);
 }
 
-int workload_prepare(struct workload *w, char **argv, const int channel_fds[2])
+int workload_prepare(struct workload *w, char **argv, const int channel_fds[3])
 {
 	int go[2], exec_pipe[2];
 

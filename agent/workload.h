@@ -24,10 +24,11 @@ struct workload {
 
 /*
  * Fork the child, held before exec until workload_start().  channel_fds
- * (the workload's ends of its private control channel, or NULL) are kept
- * open across exec and exported as PERFGATE_CTL_FD and PERFGATE_ACK_FD.
+ * (the workload's ends of its private control channel and its lock page,
+ * or NULL) are kept open across exec and exported as PERFGATE_CTL_FD,
+ * PERFGATE_ACK_FD and PERFGATE_LOCK_FD (not when channel_fds[2] is -1).
  */
-int workload_prepare(struct workload *w, char **argv, const int channel_fds[2]);
+int workload_prepare(struct workload *w, char **argv, const int channel_fds[3]);
 /* Release the child and wait until it has exec'd; -1 (message printed)
  * when exec failed. */
 int workload_start(struct workload *w, const char *name);

@@ -1,0 +1,63 @@
+/*
+ * The workload channel's lock page: how the processes that share the
+ * channel the agent gives its workload (PERFGATE_CTL_FD/PERFGATE_ACK_FD)
+ * keep each command and its reply alone on it, without a system call.
+ *
+ * A channel is a pair of pipes that the workload's processes inherit, so
+ * two of them may write commands at once and each read the other's reply.
+ * A POSIX record lock on the ctl pipe prevents that, but costs two system
+ * calls per command: about 5 us on a 2-CPU VM, 10-15% of a round trip.
+ * The agent therefore also gives the workload one page of shared memory,
+ * a sealed memfd whose fd PERFGATE_LOCK_FD names, holding a glibc mutex
+ * that is process-shared (every process that maps the page uses the same
+ * lock) and robust (a holder that dies hands it on with EOWNERDEAD instead
+ * of blocking everyone).  Taking and giving back an uncontended mutex is
+ * an atomic instruction each; only a waiter makes a futex call.
+ *
+ * Every client of a channel that has a page must take the page's mutex:
+ * the page and the record lock do not exclude each other.  libperfgate
+ * and the Python client do; a client that cannot map the page (the fd was
+ * closed, or another libc) falls back to the record lock, and is then not
+ * serialised with the others: perfgate-protocol(7) says so.
+ *
+ * The layout is fixed (the Python client maps it with ctypes):
+ *   0   magic, "perfgate-lock-1" and a NUL
+ *   16  the ctl pipe's inode, 24 the ack pipe's: the channel it guards, so a
+ *       page inherited next to other pipes is not used
+ *   32  sizeof(pthread_mutex_t) in the agent's libc; a client whose libc
+ *       disagrees does not use the page
+ *   36  replies owed on the channel (uint32, under the mutex): commands
+ *       written whose reply nobody has read yet.  A client that timed out
+ *       or died leaves its reply owed, and the next holder reads and drops
+ *       it before its own, rather than take it for its own.
+ *   64  the mutex
+ * Pure layout, no I/O: the agent creates the page (agent/channel_lock.c),
+ * the clients map it.
+ */
+#ifndef PERFGATE_PROTO_CTL_LOCK_H
+#define PERFGATE_PROTO_CTL_LOCK_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTL_LOCK_MAGIC "perfgate-lock-1"
+#define CTL_LOCK_ENV "PERFGATE_LOCK_FD"
+#define CTL_LOCK_MUTEX_OFFSET 64
+#define CTL_LOCK_PAGE_SIZE 4096
+
+struct ctl_lock_page {
+	char magic[16];
+	uint64_t ctl_ino, ack_ino;
+	uint32_t mutex_size;
+	uint32_t owed;
+	uint8_t reserved[CTL_LOCK_MUTEX_OFFSET - 40];
+	pthread_mutex_t mutex;
+};
+
+_Static_assert(sizeof(CTL_LOCK_MAGIC) <= 16, "the magic fits its field");
+_Static_assert(offsetof(struct ctl_lock_page, mutex) == CTL_LOCK_MUTEX_OFFSET,
+	       "the mutex sits where the clients look for it");
+_Static_assert(sizeof(struct ctl_lock_page) <= CTL_LOCK_PAGE_SIZE, "one page");
+
+#endif
