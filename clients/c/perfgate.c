@@ -7,21 +7,30 @@
  * channel, and two locks keep their command/reply pairs from interleaving:
  *
  *  - Threads: one process-wide mutex around every pair.
- *  - Processes: children forked by the workload inherit the same pipes, so
- *    each pair also holds a POSIX record lock (fcntl F_WRLCK) on the ctl
- *    pipe.  It costs two system calls per command (about 5 us of the 20 us
- *    a command takes on a 2-CPU VM), so a handle opened single_process
- *    skips it until this process forks (pthread_atfork tells).  Such a
- *    handle also writes with no SIGPIPE mask (write_nosigpipe's two
- *    system calls), holding a read end of the ctl pipe of its own.  The library
- *    cannot tell on its own that no other process uses the channel: a
- *    program started with posix_spawn or system() inherits the agent's fds
- *    without any fork handler running, and so do the workload's other
- *    processes.  Checked on Linux 6.18: record locks work on pipes and FIFOs (the
- *    lock sits on the pipe's inode, so it covers every fd of that pipe),
- *    another process gets EAGAIN while one holds it, and a forked child
- *    does not inherit its parent's lock.  F_WRLCK needs an fd open for
- *    writing, which the ctl fd is.
+ *  - Processes: children forked by the workload, and programs it starts
+ *    with posix_spawn or system(), inherit the same pipes, so each pair
+ *    also holds a lock that other processes see:
+ *     - On the channel the agent gives its workload, the mutex in the
+ *       channel's lock page (proto/ctl_lock.h): shared memory, so taking
+ *       it costs no system call while nobody else waits.
+ *     - Elsewhere (FIFOs by path, fds passed in opts for other pipes), a
+ *       POSIX record lock (fcntl F_WRLCK) on the ctl pipe: two system
+ *       calls per command, about 5 us of the 40 us a round trip takes on
+ *       a 2-CPU VM.  Checked on Linux 6.18: record locks work on pipes and
+ *       FIFOs (the lock sits on the pipe's inode, so it covers every fd of
+ *       that pipe), another process gets EAGAIN while one holds it, and a
+ *       forked child does not inherit its parent's lock.  F_WRLCK needs an
+ *       fd open for writing, which the ctl fd is.
+ *    A handle opened single_process takes neither until this process
+ *    forks (pthread_atfork tells).  The library cannot tell on its own
+ *    that no other process uses the channel: posix_spawn and system() run
+ *    no fork handler.
+ *
+ * Every handle on a pipe holds a read end of the ctl pipe of its own, so a
+ * write never raises SIGPIPE and needs no signal mask around it (two system
+ * calls more): an agent that is gone shows as ECONNRESET on the reply
+ * channel.  Only a ctl fd that is not a pipe (a socket) is written with
+ * SIGPIPE blocked around the write.
  *
  * Record locks belong to a process, not to an fd or a thread.  That is why
  * the mutex is one for the whole process rather than one per handle (two
@@ -46,28 +55,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 
 #include "clients/c/perfgate.h"
+#include "proto/ctl_lock.h"
 #include "proto/ctl_proto.h"
 
 struct perfgate {
 	bool inert;
 	int ctl_fd, ack_fd;	/* our own close-on-exec, non-blocking fds */
-	/* single_process: a read end of the ctl pipe of our own, so that a
-	 * write never raises SIGPIPE and needs no signal mask around it (two
-	 * system calls).  The agent's death then shows on the reply channel
-	 * (ECONNRESET) rather than as EPIPE.  -1 when none. */
+	/* A read end of the ctl pipe of our own, so that a write never raises
+	 * SIGPIPE and needs no signal mask around it (two system calls).  The
+	 * agent's death then shows on the reply channel (ECONNRESET) rather
+	 * than as EPIPE.  -1 when the ctl fd is not a pipe. */
 	int ctl_reader_fd;
+	/* The channel's lock page (proto/ctl_lock.h), mapped, or NULL: then
+	 * the record lock keeps processes apart. */
+	struct ctl_lock_page *lock_page;
 	int timeout_ms;
 	/* Reply state, only touched under channel_mutex.  A forked child gets
 	 * a copy that belongs to its parent; generation tells them apart. */
 	unsigned generation;
-	bool single_process;	/* no record lock until a fork */
-	unsigned owed;		/* replies due for commands already written */
+	bool single_process;	/* no process lock until a fork */
+	unsigned owed;		/* replies due for commands already written
+				 * (in the lock page instead when there is one) */
 	size_t len;		/* bytes read from ack_fd but not yet used */
 	size_t cap;		/* buf's size: CTL_REPLY_MAX, grown for a long
 				 * window-end reply up to CTL_REPLY_LONG_MAX */
@@ -195,6 +210,27 @@ static void channel_unlock(struct perfgate *pg)
 	struct flock lock = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
 
 	fcntl(pg->ctl_fd, F_SETLK, &lock);
+}
+
+/*
+ * Take the lock page's mutex.  A holder that died (EOWNERDEAD) left the
+ * channel whole: a command is written in one piece or not at all, and a
+ * reply it did not read is counted in the page's owed, so the lock is
+ * simply ours now.
+ */
+static int page_lock(struct perfgate *pg, const struct timespec *deadline)
+{
+	pthread_mutex_t *mutex = &pg->lock_page->mutex;
+	int rc = pthread_mutex_clocklock(mutex, CLOCK_MONOTONIC, deadline);
+
+	if (rc == EOWNERDEAD)
+		rc = pthread_mutex_consistent(mutex);
+	if (rc == ETIMEDOUT)
+		return fail(ETIMEDOUT, "timed out after %d ms: another process kept the "
+			    "control channel busy", pg->timeout_ms);
+	if (rc)
+		return fail(rc, "cannot take the control channel's lock: %s", strerror(rc));
+	return 0;
 }
 
 /* ---- one command, one reply ---------------------------------------------- */
@@ -380,6 +416,10 @@ static int reply_use(const char *line, size_t len, char *reply, size_t reply_siz
 static int round_trip(struct perfgate *pg, const char *line, char *reply, size_t reply_size,
 		      const struct timespec *deadline)
 {
+	/* With a lock page the count is the channel's: a reply another
+	 * process left unread is dropped here too. */
+	unsigned *owed = pg->lock_page && (forked || !pg->single_process) ?
+			 &pg->lock_page->owed : &pg->owed;
 	size_t len = 0;
 	int rc;
 
@@ -392,12 +432,12 @@ static int round_trip(struct perfgate *pg, const char *line, char *reply, size_t
 	rc = write_line(pg, line, deadline);
 	if (rc)
 		return rc;
-	pg->owed++;
-	while (pg->owed) {
+	(*owed)++;
+	while (*owed) {
 		rc = read_line(pg, deadline, &len);
 		if (rc)
 			return rc;
-		if (--pg->owed == 0)
+		if (--*owed == 0)
 			rc = reply_use(pg->buf, len, reply, reply_size);
 		buf_drop(pg, len + 1);
 	}
@@ -418,6 +458,12 @@ static int exchange(struct perfgate *pg, const char *line, char *reply, size_t r
 		return fail(rc, "cannot take the channel mutex: %s", strerror(rc));
 	if (pg->single_process && !forked) {
 		rc = round_trip(pg, line, reply, reply_size, &deadline);
+	} else if (pg->lock_page) {
+		rc = page_lock(pg, &deadline);
+		if (!rc) {
+			rc = round_trip(pg, line, reply, reply_size, &deadline);
+			pthread_mutex_unlock(&pg->lock_page->mutex);
+		}
 	} else {
 		rc = channel_lock(pg, &deadline);
 		if (!rc) {
@@ -505,6 +551,37 @@ static int open_reader(int fd)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+/*
+ * The lock page PERFGATE_LOCK_FD names, mapped, when it is the agent's page
+ * for the channel of ctl_fd and ack_fd (proto/ctl_lock.h); NULL otherwise.
+ * It must be sealed against shrinking: a page cut short under the mapping
+ * would raise SIGBUS at the next command.
+ */
+static struct ctl_lock_page *lock_page_map(int ctl_fd, int ack_fd)
+{
+	const char *env = getenv(CTL_LOCK_ENV);
+	struct stat page_st, ctl, ack;
+	struct ctl_lock_page *page;
+	int fd, seals;
+
+	if (!env || !*env || parse_int(env, &fd) || fstat(fd, &page_st) ||
+	    !S_ISREG(page_st.st_mode) || page_st.st_size < CTL_LOCK_PAGE_SIZE)
+		return NULL;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(ctl_fd, &ctl) || fstat(ack_fd, &ack))
+		return NULL;
+	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)) ||
+	    page->mutex_size != sizeof(pthread_mutex_t) || page->ctl_ino != ctl.st_ino ||
+	    page->ack_ino != ack.st_ino) {
+		munmap(page, CTL_LOCK_PAGE_SIZE);
+		return NULL;
+	}
+	return page;
 }
 
 /* A FIFO by path: not through a symbolic link, and it must be a FIFO. */
@@ -667,8 +744,10 @@ int perfgate_open(struct perfgate **pgp, const struct perfgate_opts *opts)
 	rc = connect_opts(pg, opts);
 	if (!rc && !pg->inert)
 		rc = timeout_from(opts, &pg->timeout_ms);
-	if (!rc && !pg->inert && pg->single_process)
+	if (!rc && !pg->inert) {
 		pg->ctl_reader_fd = open_reader(pg->ctl_fd);
+		pg->lock_page = lock_page_map(pg->ctl_fd, pg->ack_fd);
+	}
 	if (rc) {
 		perfgate_close(pg);
 		errno = -rc;
@@ -715,6 +794,8 @@ void perfgate_close(struct perfgate *pg)
 	if (pg->ctl_reader_fd >= 0)
 		close(pg->ctl_reader_fd);
 	pthread_mutex_unlock(&channel_mutex);
+	if (pg->lock_page)
+		munmap(pg->lock_page, CTL_LOCK_PAGE_SIZE);
 	free(pg->buf);
 	free(pg);
 }

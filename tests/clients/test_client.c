@@ -29,6 +29,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -36,6 +39,7 @@
 #include <unistd.h>
 
 #include "clients/c/perfgate.h"
+#include "proto/ctl_lock.h"
 #include "tests/unit/tap.h"
 
 #define EV "syscalls:sys_enter_getppid"
@@ -361,8 +365,31 @@ static void test_fake_agent(void)
 
 	close(f.ctl[0]);
 	f.ctl[0] = -1;
-	is_int(perfgate_ping(f.pg), -EPIPE, "gone: no reader on ctl gives -EPIPE (and no SIGPIPE death)");
+	is_int(perfgate_ping(f.pg), -ETIMEDOUT,
+	       "gone: no reader on ctl but the handle's own: no SIGPIPE, the reply times out");
 	fake_close(&f);
+
+	/* A ctl fd that is not a pipe gets no reader of its own: its write is
+	 * made with SIGPIPE blocked. */
+	{
+		struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+		struct perfgate *pg = NULL;
+		int sv[2], ack[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || pipe(ack))
+			return;
+		opts.ctl_fd = sv[0];
+		opts.ack_fd = ack[0];
+		opts.timeout_ms = 200;
+		is_int(perfgate_open(&pg, &opts), 0, "gone: open with a socket as ctl");
+		close(sv[1]);
+		is_int(perfgate_ping(pg), -EPIPE,
+		       "gone: nobody on the socket's other end gives -EPIPE (and no SIGPIPE death)");
+		perfgate_close(pg);
+		close(sv[0]);
+		close(ack[0]);
+		close(ack[1]);
+	}
 
 	fake_open(&f, 5000);
 	close(f.ack[1]);
@@ -562,6 +589,7 @@ static void report_is(const char *mode, const char *event, long long want)
 #define K 3	/* getppid calls per round */
 
 static int results_fd = -1;
+static char *results_path;
 
 __attribute__((format(printf, 3, 4)))
 static bool check(bool cond, const char *what, const char *fmt, ...)
@@ -780,6 +808,104 @@ static void child_fork_single(struct perfgate *pg)
 	perfgate_close(single);
 }
 
+/* The channel's lock page (proto/ctl_lock.h), mapped here to play a
+ * process that holds it. */
+static struct ctl_lock_page *page_map(void)
+{
+	const char *env = getenv(CTL_LOCK_ENV);
+	void *page;
+
+	if (!env)
+		return NULL;
+	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, atoi(env), 0);
+	return page == MAP_FAILED ? NULL : page;
+}
+
+/*
+ * The workload's channel has a lock page, and the library takes it rather
+ * than the record lock: processes started with posix_spawn (no fork
+ * handler runs) stay apart, a holder that stops makes us time out, one that
+ * dies hands the lock on, and a reply it left unread is not taken for ours.
+ */
+static void child_page(struct perfgate *pg)
+{
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct ctl_lock_page *page = page_map();
+	struct perfgate *quick = NULL;
+	char json[PERFGATE_REPLY_MAX], c;
+	int ready[2], status, rc;
+	char *argv[] = { "test_client", "--child", "spawned", results_path, NULL };
+	pid_t pid;
+
+	if (!check(page && !memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)),
+		   "PERFGATE_LOCK_FD names the channel's lock page", "%s", getenv(CTL_LOCK_ENV)))
+		return;
+	if (pipe(ready))
+		return;
+
+	/* Another process holds the record lock: not our lock any more. */
+	pid = fork();
+	if (pid == 0) {
+		if (fcntl(atoi(getenv("PERFGATE_CTL_FD")), F_SETLK, &lock) < 0)
+			_exit(1);
+		put(ready[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	if (read(ready[0], &c, 1) == 1)
+		check_int(perfgate_ping(pg), 0, "a record lock held elsewhere does not stop us");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+
+	/* A program started with posix_spawn, on the default handle of its own,
+	 * while this process makes calls too. */
+	rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+	if (!check(rc == 0, "posix_spawn this test", "%s", strerror(rc)))
+		return;
+	fork_loop(pg, "p", 300);
+	waitpid(pid, &status, 0);
+	check_int(status, 0, "the spawned program finished");
+
+	/* A holder that stops: our call times out, naming another process. */
+	opts.timeout_ms = 200;
+	if (!check(perfgate_open(&quick, &opts) == 0, "a second handle, 200 ms timeout", "%s",
+		   perfgate_last_error()))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		pthread_mutex_lock(&page->mutex);
+		/* Then die holding it, with a command written and its reply
+		 * unread: the next holder must drop that reply. */
+		put(atoi(getenv("PERFGATE_CTL_FD")), "window begin z\n", 15);
+		page->owed++;
+		put(ready[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	if (read(ready[0], &c, 1) == 1) {
+		check_int(perfgate_ping(quick), -ETIMEDOUT, "a stopped holder: our call times out");
+		check(strstr(perfgate_last_error(), "another process") != NULL,
+		      "... saying another process held the channel", "%s", perfgate_last_error());
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	rc = perfgate_window_begin(quick, "y");
+	check_int(rc, 0, "its holder killed: the lock is ours");
+	rc = perfgate_window_end(quick, "y", json, sizeof(json));
+	check(rc == 0 && reply_is(json, "y", 1), "... and each reply is our own, not the dead one's",
+	      "%d %s", rc, json);
+	perfgate_close(quick);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* The program child_page starts with posix_spawn. */
+static void child_spawned(struct perfgate *pg)
+{
+	fork_loop(pg, "s", 300);
+}
+
 static volatile bool hammer_stop;
 
 static void *hammer(void *arg)
@@ -922,10 +1048,12 @@ static int child_main(const char *mode, const char *results)
 		{ "fork", child_fork }, { "atfork", child_atfork }, { "errors", child_errors },
 		{ "fork_single", child_fork_single },
 		{ "gone", child_gone }, { "ranges", child_ranges }, { "long", child_long },
+		{ "page", child_page }, { "spawned", child_spawned },
 	};
 	struct perfgate *pg;
 
 	alarm(60);
+	results_path = (char *)results;
 	results_fd = open(results, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (results_fd < 0)
 		return 3;
@@ -965,6 +1093,7 @@ static void test_agent(void)
 	agent_scenario("fork", 4);
 	agent_scenario("fork_single", 6);
 	agent_scenario("atfork", 2);
+	agent_scenario("page", 13);
 	agent_scenario("errors", 15);
 
 	agent_scenario("ranges", 1 + 6);
