@@ -59,7 +59,8 @@ def agent(perfgate_bin: str) -> Iterator[perfgate.Agent]:
 
 @pytest.fixture
 def no_agent_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("PERFGATE_CTL_FD", "PERFGATE_ACK_FD", "PERFGATE_CHANNEL_ID", "PERFGATE_TIMEOUT_MS"):
+    for var in ("PERFGATE_CTL_FD", "PERFGATE_ACK_FD", "PERFGATE_CHANNEL_ID", "PERFGATE_LOCK_FD",
+                "PERFGATE_TIMEOUT_MS"):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -68,6 +69,7 @@ def package_env() -> dict[str, str]:
     env = dict(os.environ)
     pkg = os.path.join(SRCDIR, "clients", "python")
     env["PYTHONPATH"] = pkg + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    for var in ("PERFGATE_CTL_FD", "PERFGATE_ACK_FD", "PERFGATE_CHANNEL_ID", "PERFGATE_TIMEOUT_MS"):
+    for var in ("PERFGATE_CTL_FD", "PERFGATE_ACK_FD", "PERFGATE_CHANNEL_ID", "PERFGATE_LOCK_FD",
+                "PERFGATE_TIMEOUT_MS"):
         env.pop(var, None)
     return env

@@ -635,6 +635,52 @@ sys.exit(os.waitstatus_to_exitcode(status))
     assert r.returncode == 0, r.stderr
 
 
+def test_the_lock_page_keeps_processes_apart(perfgate_bin: str) -> None:
+    """On the workload's channel the client takes the lock page's mutex:
+    a program started with subprocess (no fork handler) takes turns with
+    this one, a holder that died hands the lock on, and the reply it left
+    unread is not taken for ours."""
+    script = r'''
+import os, signal, subprocess, sys, time, perfgate
+from perfgate import _client
+c = perfgate.connect()
+page = c._page
+assert page is not None, "no lock page on the workload's channel"
+other = subprocess.Popen([sys.executable, "-c", """
+import perfgate
+c = perfgate.connect()
+for i in range(1, 201):
+    with c.window("spawned") as w:
+        pass
+    assert w.reply["window"] == "spawned" and w.calls == i, w.reply
+"""], close_fds=False)
+for i in range(1, 201):
+    with c.window("parent") as w:
+        pass
+    assert w.reply["window"] == "parent" and w.calls == i, w.reply
+assert other.wait() == 0
+r, wr = os.pipe()
+pid = os.fork()
+if pid == 0:
+    # Hold the lock, write a command, and die before reading its reply.
+    page.lock(time.monotonic() + 10, "test", 10)
+    os.write(int(os.environ["PERFGATE_CTL_FD"]), b"window begin z\n")
+    page.owed += 1
+    os.write(wr, b"r")
+    signal.pause()
+assert os.read(r, 1) == b"r"
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+c.window_begin("y")
+w = c.window_end("y")
+assert w.reply["window"] == "y" and w.calls == 1, w.reply
+'''
+    r = subprocess.run([perfgate_bin, "-D", "-1", "-e", "task-clock", "-o", "/dev/null", "--",
+                        sys.executable, "-c", script],
+                       env=package_env(), text=True, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
 def test_close_while_another_thread_waits_for_a_reply(tmp_path) -> None:
     fake = FakeAgent(tmp_path)
     c = fake.client(timeout=30)

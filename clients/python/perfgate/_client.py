@@ -5,14 +5,21 @@ waits, within a timeout, for its one reply line on the ack descriptor.  It
 follows libperfgate (clients/c/perfgate.c) closely:
 
 - Threads: one process-wide lock around every command and its reply.
-- Processes: children forked by the workload inherit the same pipes, so
-  every exchange also holds a POSIX record lock (``fcntl.lockf``, i.e.
-  ``F_SETLK`` with ``F_WRLCK`` over the whole file) on the control pipe.
-  It is the same lock libperfgate takes, so Python and C clients in one
-  process tree serialise with each other.  Record locks belong to a
-  process, not to a descriptor, which is why the thread lock is one for the
-  whole process, and why descriptors are only closed under it (closing any
-  descriptor of the pipe drops the process's lock).
+- Processes: children forked by the workload, and programs it starts,
+  inherit the same pipes, so every exchange also holds a lock other
+  processes see, the same one libperfgate takes, so that Python and C
+  clients in one process tree serialise with each other:
+
+  - On the channel the agent gives its workload, the process-shared,
+    robust mutex in the channel's lock page (``PERFGATE_LOCK_FD``;
+    proto/ctl_lock.h has the layout), taken through ctypes with glibc's
+    ``pthread_mutex_clocklock``.  The page also counts the replies owed on
+    the channel, so a reply another process left unread is dropped here.
+  - Elsewhere, a POSIX record lock (``fcntl.lockf``, i.e. ``F_SETLK``
+    with ``F_WRLCK`` over the whole file) on the control pipe.  Record
+    locks belong to a process, not to a descriptor, which is why the thread
+    lock is one for the whole process, and why descriptors are only closed
+    under it (closing any descriptor of the pipe drops the process's lock).
 - fork(): a child starts with a fresh thread lock (the parent's may have
   been held by a thread the child does not have) and forgets the replies
   its parent was owed and had buffered: they are the parent's.
@@ -24,10 +31,12 @@ follows libperfgate (clients/c/perfgate.c) closely:
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import json
 import math
+import mmap
 import os
 import select
 import signal
@@ -283,6 +292,100 @@ def _pipe_end(fd: int, mode: int) -> Optional[int]:
     return st.st_ino if access in (mode, os.O_RDWR) else None
 
 
+class _timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+_libc: Optional[ctypes.CDLL] = None
+
+
+def _pthread() -> ctypes.CDLL:
+    global _libc
+    if _libc is None:
+        libc = ctypes.CDLL(None)
+        for name in ("pthread_mutex_clocklock", "pthread_mutex_unlock",
+                     "pthread_mutex_consistent"):
+            fn = getattr(libc, name)
+            fn.restype = ctypes.c_int
+        libc.pthread_mutex_clocklock.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(_timespec)]
+        libc.pthread_mutex_unlock.argtypes = [ctypes.c_void_p]
+        libc.pthread_mutex_consistent.argtypes = [ctypes.c_void_p]
+        _libc = libc
+    return _libc
+
+
+class _LockPage:
+    """The lock page of the workload's channel (proto/ctl_lock.h)."""
+
+    MAGIC = b"perfgate-lock-1\0"
+    SIZE = 4096
+    OWED = 36
+    MUTEX = 64
+
+    def __init__(self, mm: mmap.mmap) -> None:
+        self._mm = mm
+        self._cells = (ctypes.c_char * self.SIZE).from_buffer(mm)
+        self._mutex = ctypes.addressof(self._cells) + self.MUTEX
+
+    @classmethod
+    def map(cls, ctl_fd: int, ack_fd: int) -> Optional["_LockPage"]:
+        """The page PERFGATE_LOCK_FD names when it guards this channel."""
+        env = os.environ.get("PERFGATE_LOCK_FD", "")
+        if not env.isdigit():
+            return None
+        fd = int(env)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size < cls.SIZE:
+                return None
+            # Sealed against shrinking: a page cut short under the mapping
+            # would raise SIGBUS at the next command.
+            if not fcntl.fcntl(fd, fcntl.F_GET_SEALS) & fcntl.F_SEAL_SHRINK:
+                return None
+            mm = mmap.mmap(fd, cls.SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            _pthread()
+        except (OSError, AttributeError):
+            return None
+        ctl_ino, ack_ino = os.fstat(ctl_fd).st_ino, os.fstat(ack_fd).st_ino
+        head = mm[:32]
+        if (head[:16] != cls.MAGIC
+                or int.from_bytes(head[16:24], "little") != ctl_ino
+                or int.from_bytes(head[24:32], "little") != ack_ino):
+            mm.close()
+            return None
+        return cls(mm)
+
+    @property
+    def owed(self) -> int:
+        return int.from_bytes(self._mm[self.OWED:self.OWED + 4], "little")
+
+    @owed.setter
+    def owed(self, n: int) -> None:
+        self._mm[self.OWED:self.OWED + 4] = n.to_bytes(4, "little")
+
+    def lock(self, deadline: float, what: str, timeout: float) -> None:
+        # time.monotonic() is CLOCK_MONOTONIC, the clock the deadline is on.
+        ts = _timespec(int(deadline), int((deadline % 1) * 1e9))
+        libc = _pthread()
+        rc = libc.pthread_mutex_clocklock(self._mutex, time.CLOCK_MONOTONIC, ctypes.byref(ts))
+        if rc == errno.EOWNERDEAD:
+            # Its holder died: the channel is whole (commands are written in
+            # one piece) and the reply it left unread is counted in owed.
+            rc = libc.pthread_mutex_consistent(self._mutex)
+        if rc == errno.ETIMEDOUT:
+            raise Timeout(
+                f"{what}: timed out after {timeout:g} s: another process kept "
+                "the control channel busy"
+            )
+        if rc:
+            raise PerfgateError(
+                f"{what}: cannot take the control channel's lock: {os.strerror(rc)}")
+
+    def unlock(self) -> None:
+        _pthread().pthread_mutex_unlock(self._mutex)
+
+
 def _not_the_agents(ctl_fd: int, ack_fd: int, channel_id: str) -> str:
     """Why PERFGATE_CTL_FD/PERFGATE_ACK_FD are not the agent's pipes, or "".
 
@@ -336,6 +439,7 @@ class Client:
         self._shared = False
         self._buf = bytearray()
         self._owed = 0
+        self._page: Optional[_LockPage] = None
         self._generation = _fork_generation
         # Set by Agent: returns why the agent is not running, or None.
         self._gone: Optional[Callable[[], Optional[str]]] = None
@@ -376,6 +480,8 @@ class Client:
                 self.timeout = TIMEOUT_DEFAULT
                 return
             self._connect_fds(int(ctl), int(ack), "PERFGATE_CTL_FD/PERFGATE_ACK_FD")
+        if self._ctl >= 0 and _adopt is None:
+            self._page = _LockPage.map(self._ctl, self._ack)
         try:
             self.timeout = _timeout_from(timeout)
         except BaseException:
@@ -474,6 +580,13 @@ class Client:
         try:
             if self._closed:
                 raise PerfgateError(f"{what}: the client is closed")
+            page = self._page
+            if page is not None:
+                page.lock(deadline, what, timeout)
+                try:
+                    return self._round_trip(data, what, deadline, timeout)
+                finally:
+                    page.unlock()
             self._record_lock(deadline, what, timeout)
             try:
                 return self._round_trip(data, what, deadline, timeout)
@@ -513,6 +626,15 @@ class Client:
             self._buf.clear()
             self._make_pollers()
         self._write(data, what, deadline, timeout)
+        page = self._page
+        if page is not None:
+            # The channel's count: replies other processes left unread too.
+            page.owed += 1
+            while True:
+                line = self._read_line(what, deadline, timeout)
+                page.owed -= 1
+                if page.owed == 0:
+                    return self._use(line, what)
         self._owed += 1
         while True:
             line = self._read_line(what, deadline, timeout)
