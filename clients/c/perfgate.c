@@ -462,6 +462,10 @@ static int exchange(struct perfgate *pg, const char *line, char *reply, size_t r
 		rc = page_lock(pg, &deadline);
 		if (!rc) {
 			rc = round_trip(pg, line, reply, reply_size, &deadline);
+			/* A call that timed out may leave the head of its reply
+			 * here; the page's count owes that whole line, so the
+			 * next holder, in any process, reads the rest as one. */
+			pg->len = 0;
 			pthread_mutex_unlock(&pg->lock_page->mutex);
 		}
 	} else {

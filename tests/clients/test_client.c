@@ -435,6 +435,70 @@ static void test_single_process(void)
 	fake_close(&f);
 }
 
+/*
+ * A lock page made here, as the agent makes one (agent/channel_lock.c), on
+ * the fake's pipes: a call that timed out with half its reply read leaves
+ * the rest to whichever process calls next, and its own next reply whole.
+ */
+static void test_page_partial_reply(void)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	struct ctl_lock_page *page;
+	pthread_mutexattr_t attr;
+	struct stat ctl, ack;
+	char env[16], reply[64];
+	struct fake f;
+	int fd, status;
+	pid_t pid;
+
+	if (pipe(f.ctl) || pipe(f.ack) || fstat(f.ctl[1], &ctl) || fstat(f.ack[0], &ack))
+		return;
+	fd = memfd_create("test-lock", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, CTL_LOCK_PAGE_SIZE))
+		return;
+	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (page == MAP_FAILED)
+		return;
+	memcpy(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC));
+	page->ctl_ino = ctl.st_ino;
+	page->ack_ino = ack.st_ino;
+	page->mutex_size = sizeof(pthread_mutex_t);
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&page->mutex, &attr);
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
+	snprintf(env, sizeof(env), "%d", fd);
+	setenv(CTL_LOCK_ENV, env, 1);
+	opts.ctl_fd = f.ctl[1];
+	opts.ack_fd = f.ack[0];
+	opts.timeout_ms = 200;
+	is_int(perfgate_open(&f.pg, &opts), 0, "page: open on explicit fds with a page");
+	unsetenv(CTL_LOCK_ENV);
+
+	put(f.ack[1], "ack {\"x\"", 9);
+	is_int(perfgate_ping(f.pg), -ETIMEDOUT, "page: half a reply, then the call times out");
+	is_int((long long)page->owed, 1, "page: ... and the channel owes that reply");
+	pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		put(f.ack[1], ":1}\n\0ack\n\0", 11);
+		if (perfgate_command(f.pg, "hi", reply, sizeof(reply)))
+			_exit(1);
+		_exit(reply[0] ? 2 : 0);
+	}
+	waitpid(pid, &status, 0);
+	is_int(status, 0, "page: another process drops the rest of it and gets its own reply");
+	put(f.ack[1], "ack\n\0", 5);
+	is_int(perfgate_command(f.pg, "hi", reply, sizeof(reply)), 0,
+	       "page: the caller that timed out gets its next reply ...");
+	is_str(reply, "", "page: ... whole, not glued to the head it had read");
+	is_int((long long)page->owed, 0, "page: nothing is owed now");
+	fake_close(&f);
+	munmap(page, CTL_LOCK_PAGE_SIZE);
+	close(fd);
+}
+
 static void test_process_lock(void)
 {
 	struct fake f;
@@ -1128,6 +1192,7 @@ int main(int argc, char **argv)
 	test_fake_agent();
 	test_single_process();
 	test_process_lock();
+	test_page_partial_reply();
 	test_fifo_paths(tmpdir);
 	if (agent && *agent)
 		test_agent();

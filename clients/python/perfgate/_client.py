@@ -586,6 +586,10 @@ class Client:
                 try:
                     return self._round_trip(data, what, deadline, timeout)
                 finally:
+                    # A call that timed out may leave the head of its reply
+                    # here; the page's count owes that whole line, so the
+                    # next holder, in any process, reads the rest as one.
+                    self._buf.clear()
                     page.unlock()
             self._record_lock(deadline, what, timeout)
             try:
