@@ -24,20 +24,20 @@
  * reply is wrong or missing.  bench/windows.md has the method and results.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"	/* now_ns, process_cpu_ns */
 #include "perfgate.h"
+
+const char bench_name[] = "client-lock";
 
 enum row { RAW, LIB, RECORD, SINGLE, NROWS };
 
@@ -59,55 +59,6 @@ static int raw_ctl = -1, raw_ack = -1;
 static char raw_buf[1 << 16];
 static size_t raw_len;
 
-static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("client-lock: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* The agent's CPU time: the sum over its threads of schedstat's first field. */
-static uint64_t agent_cpu_ns(void)
-{
-	char path[64], file[64 + 256 + 16];
-	unsigned long long run;
-	uint64_t sum = 0;
-	struct dirent *d;
-	FILE *f;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)getppid());
-	dir = opendir(path);
-	if (!dir)
-		die("cannot read %s: %s", path, strerror(errno));
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s/schedstat", path, d->d_name);
-		f = fopen(file, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%llu", &run) == 1)
-			sum += run;
-		fclose(f);
-	}
-	closedir(dir);
-	return sum;
-}
-
 /* One reply line from the raw channel into line (NUL framing skipped). */
 static void raw_reply(char *line, size_t size)
 {
@@ -128,10 +79,10 @@ static void raw_reply(char *line, size_t size)
 			return;
 		}
 		if (poll(&p, 1, 5000) != 1)
-			die("no reply from the agent within 5 s");
+			bench_die("no reply from the agent within 5 s");
 		n = read(raw_ack, raw_buf + raw_len, sizeof(raw_buf) - raw_len);
 		if (n <= 0)
-			die("the agent's reply channel: %s", n ? strerror(errno) : "closed");
+			bench_die("the agent's reply channel: %s", n ? strerror(errno) : "closed");
 		raw_len += (size_t)n;
 	}
 }
@@ -139,7 +90,7 @@ static void raw_reply(char *line, size_t size)
 static void raw_send(const char *cmd)
 {
 	if (write(raw_ctl, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
-		die("write to the agent: %s", strerror(errno));
+		bench_die("write to the agent: %s", strerror(errno));
 }
 
 /* The window-end reply must name the window and count this pair. */
@@ -149,7 +100,7 @@ static void check_end(struct row_state *r, const char *json)
 
 	snprintf(head, sizeof(head), "{\"window\":\"%s\",\"calls\":%lu,", r->window, r->calls);
 	if (strncmp(json, head, strlen(head)))
-		die("%s: reply '%.120s', expected it to start '%s'", r->window, json, head);
+		bench_die("%s: reply '%.120s', expected it to start '%s'", r->window, json, head);
 }
 
 static uint64_t pair(struct row_state *r)
@@ -162,7 +113,7 @@ static uint64_t pair(struct row_state *r)
 	if (r->pg) {
 		if (perfgate_window_begin(r->pg, r->window) ||
 		    perfgate_window_end(r->pg, r->window, reply, sizeof(reply)))
-			die("%s: %s", r->window, perfgate_last_error());
+			bench_die("%s: %s", r->window, perfgate_last_error());
 		t1 = now_ns();
 		check_end(r, reply);
 		return t1 - t0;
@@ -175,14 +126,14 @@ static uint64_t pair(struct row_state *r)
 	raw_reply(reply, sizeof(reply));
 	t1 = now_ns();
 	if (strncmp(reply, "ack ", 4))
-		die("raw: reply '%.120s'", reply);
+		bench_die("raw: reply '%.120s'", reply);
 	check_end(r, reply + 4);
 	return t1 - t0;
 }
 
 static void block(struct row_state *r, long count, bool measured)
 {
-	uint64_t cpu = measured ? agent_cpu_ns() : 0;
+	uint64_t cpu = measured ? process_cpu_ns(getppid()) : 0;
 
 	for (long i = 0; i < count; i++) {
 		uint64_t ns = pair(r);
@@ -191,7 +142,7 @@ static void block(struct row_state *r, long count, bool measured)
 			r->ns[r->nns++] = ns;
 	}
 	if (measured)
-		r->cpu_ns += agent_cpu_ns() - cpu;
+		r->cpu_ns += process_cpu_ns(getppid()) - cpu;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -215,23 +166,23 @@ static void open_rows(void)
 	char *lock_fd = getenv("PERFGATE_LOCK_FD");
 
 	if (!ctl || !ack)
-		die("run me as perfgate's workload (bench/client-lock does)");
+		bench_die("run me as perfgate's workload (bench/client-lock does)");
 	if (!lock_fd)
-		die("the agent gave no PERFGATE_LOCK_FD: an agent older than the lock page?");
+		bench_die("the agent gave no PERFGATE_LOCK_FD: an agent older than the lock page?");
 	raw_ctl = atoi(ctl);
 	raw_ack = atoi(ack);
 	rows[LIB].pg = perfgate_default();
 	if (!rows[LIB].pg || perfgate_is_inert(rows[LIB].pg))
-		die("default handle: %s", perfgate_last_error());
+		bench_die("default handle: %s", perfgate_last_error());
 	lock_fd = strdup(lock_fd);
 	unsetenv("PERFGATE_LOCK_FD");
 	if (perfgate_open(&rows[RECORD].pg, NULL))
-		die("record-lock handle: %s", perfgate_last_error());
+		bench_die("record-lock handle: %s", perfgate_last_error());
 	setenv("PERFGATE_LOCK_FD", lock_fd, 1);
 	free(lock_fd);
 	o.single_process = true;
 	if (perfgate_open(&rows[SINGLE].pg, &o))
-		die("single_process handle: %s", perfgate_last_error());
+		bench_die("single_process handle: %s", perfgate_last_error());
 }
 
 int main(int argc, char **argv)
@@ -252,13 +203,13 @@ int main(int argc, char **argv)
 		}
 	}
 	if (n < 1 || warmup < 1 || per_block < 1)
-		die("-n, -w and -b take positive counts");
+		bench_die("-n, -w and -b take positive counts");
 	open_rows();
 	for (int r = 0; r < NROWS; r++) {
 		snprintf(rows[r].window, sizeof(rows[r].window), "w%d", r);
 		rows[r].ns = calloc((size_t)n, sizeof(uint64_t));
 		if (!rows[r].ns)
-			die("out of memory");
+			bench_die("out of memory");
 		block(&rows[r], warmup, false);
 	}
 	for (long done = 0, round = 0; done < n; done += per_block, round++) {

@@ -630,21 +630,22 @@ class Client:
             self._buf.clear()
             self._make_pollers()
         self._write(data, what, deadline, timeout)
-        page = self._page
-        if page is not None:
-            # The channel's count: replies other processes left unread too.
-            page.owed += 1
-            while True:
-                line = self._read_line(what, deadline, timeout)
-                page.owed -= 1
-                if page.owed == 0:
-                    return self._use(line, what)
-        self._owed += 1
+        self._owe(1)
         while True:
             line = self._read_line(what, deadline, timeout)
-            self._owed -= 1
-            if self._owed == 0:
+            if self._owe(-1) == 0:
                 return self._use(line, what)
+
+    def _owe(self, n: int) -> int:
+        """Add n to the replies owed, and return how many are: the channel's
+        count with a lock page (replies other processes left unread too),
+        else this client's."""
+        page = self._page
+        if page is not None:
+            page.owed += n
+            return page.owed
+        self._owed += n
+        return self._owed
 
     def _wait(self, poller: Any, what: str, deadline: float, timeout: float, doing: str) -> None:
         while True:
