@@ -1,7 +1,10 @@
 /*
  * counter: physical perf counters through libperf: one evsel per event,
- * or one evlist per group {a,b} read as one (PERF_FORMAT_GROUP), and the
- * per-command reading that asks the kernel once per counter.
+ * one evlist per group {a,b} read as one (PERF_FORMAT_GROUP), one read
+ * group under a dummy leader for the software and tracepoint events (read
+ * as one, switched by their leader when they all go on or off together),
+ * and the per-command reading that asks the kernel once per counter or
+ * group.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -337,6 +340,7 @@ static void group_free(struct counter_group *g)
 	if (!g)
 		return;
 	perf_evlist__delete(g->evlist);	/* closes and frees its evsels */
+	free(g->members);
 	free(g->leader_fds);
 	free(g->reading_data);
 	free(g);
@@ -445,9 +449,121 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 	return 0;
 }
 
+bool counter_may_join_read_group(const struct counter *c, const struct counter_target *target)
+{
+	return c->supported && c->evsel && !c->group && !c->backing && !c->cgroup_fds &&
+	       c->def.tool == EVENT_TOOL_NONE && !target->cgroup &&
+	       (c->def.attr.type == PERF_TYPE_SOFTWARE || c->def.attr.type == PERF_TYPE_TRACEPOINT);
+}
+
+/* The read group through one evlist, the dummy leader first: 0, or an errno. */
+static int read_group_try_open(struct counter **c, size_t n, const struct counter_target *target,
+			       bool guest_bits, struct counter_group **out)
+{
+	struct perf_event_attr leader = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(leader),
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.inherit = target->inherit,
+		.enable_on_exec = target->enable_on_exec,
+		.read_format = GROUP_READ_FORMAT,
+	};
+	struct counter_group *g = calloc(1, sizeof(*g));
+	struct perf_evsel *evsel;
+	size_t i;
+	int err;
+
+	if (!g || !(g->evlist = perf_evlist__new())) {
+		free(g);
+		return ENOMEM;
+	}
+	g->n = n + 1;
+	g->read_only = true;
+	for (i = 0; i <= n; i++) {
+		struct perf_event_attr attr = i ? counter_attr(c[i - 1], target, GROUP_READ_FORMAT)
+						: leader;
+
+		if (!guest_bits)
+			attr_drop_guest_bits(&attr);
+		evsel = perf_evsel__new(&attr);
+		if (!evsel) {
+			group_free(g);
+			return ENOMEM;
+		}
+		perf_evlist__add(g->evlist, evsel);
+	}
+	perf_evlist__set_maps(g->evlist, target->cpus, target->threads);
+	perf_evlist__set_leader(g->evlist);
+	err = perf_evlist__open(g->evlist);
+	if (err) {
+		group_free(g);
+		return open_errno(err);
+	}
+	*out = g;
+	return 0;
+}
+
+void counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target)
+{
+	struct counter_group *g = NULL;
+	struct perf_evsel *evsel, *leader = NULL;
+	size_t i = 0;
+	int err;
+
+	if (n < 2)
+		return;
+	err = read_group_try_open(c, n, target, true, &g);
+	if (err == EINVAL)
+		err = read_group_try_open(c, n, target, false, &g);
+	if (err)
+		return;	/* each counter keeps its own fds */
+	g->members = malloc(n * sizeof(*g->members));
+	if (!g->members) {
+		group_free(g);
+		return;
+	}
+	perf_evlist__for_each_evsel(g->evlist, evsel) {
+		if (!leader) {
+			leader = evsel;
+			continue;
+		}
+		/* The new fds replace the ones opened alone. */
+		perf_evsel__close(c[i]->evsel);
+		perf_evsel__delete(c[i]->evsel);
+		c[i]->evsel = evsel;
+		c[i]->group = g;
+		c[i]->group_pos = i + 1;
+		c[i]->idle_valid = false;	/* its times are the leader's: read */
+		i++;
+	}
+	g->refs = g->open_members = n;
+	memcpy(g->members, c, n * sizeof(*g->members));
+	/* With enable_on_exec the kernel turns the leader and every member on
+	 * at exec; otherwise all start off. */
+	g->leader_on = target->enable_on_exec;
+	for (i = 0; i < n; i++)
+		c[i]->kernel_on = target->enable_on_exec;
+	if (group_find_leader_fds(g, leader, c[0]->nr_cpus, c[0]->nr_threads))
+		log_warn("cannot find the read group's file descriptors: "
+			 "its counters read as 0");
+	for (i = 0; i < n; i++)
+		if (counter_apply_filter(c[i]))
+			log_warn("the filter of '%s' did not apply again", c[i]->def.name);
+}
+
 void counter_close(struct counter *c)
 {
 	cgroup_close(c);
+	if (c->group && c->group->read_only) {
+		/* The group's evlist holds every member's evsel; the run is
+		 * over, so the group is not synced again. */
+		if (--c->group->open_members == 0)
+			group_free(c->group);
+		c->group = NULL;
+		c->evsel = NULL;
+		return;
+	}
 	if (c->group) {
 		/* The leader's evlist holds every member's evsel. */
 		if (c->group_pos == 0)
@@ -670,10 +786,86 @@ static void counter_tool_release(struct counter *c)
 		c->tool.acc_ns += counter_tool_now(c) - c->tool.since_ns;
 }
 
-/* The evsel to enable and disable: a group member's is its leader's business. */
+/* The evsel to enable and disable: a group member's is its leader's
+ * business (a read group's: read_group_sync). */
 static struct perf_evsel *counter_switch(const struct counter *c)
 {
 	return c->group && c->group_pos > 0 ? NULL : c->evsel;
+}
+
+/*
+ * Bring a read group's kernel state in step with its members' users.  A
+ * member counts while the leader and the member are both enabled, so:
+ *  - no member needed: the leader goes off, one ioctl, and the members are
+ *    left as they are (they cannot count with the leader off);
+ *  - otherwise each member whose state differs is switched, before the
+ *    leader goes on, so that nothing unwanted counts.
+ * A window over all the group's events thus costs one ioctl to open and
+ * one to close however many events it has, where perf pays one per event.
+ */
+static void read_group_sync(struct counter_group *g)
+{
+	struct perf_evsel *leader = perf_evlist__next(g->evlist, NULL);
+	size_t active = 0;
+
+	for (size_t i = 0; i < g->refs; i++)
+		active += g->members[i]->users > 0;
+	if (!active) {
+		if (g->leader_on)
+			perf_evsel__disable(leader);
+		g->leader_on = false;
+		return;
+	}
+	for (size_t i = 0; i < g->refs; i++) {
+		struct counter *m = g->members[i];
+		bool want = m->users > 0;
+
+		if (m->kernel_on == want)
+			continue;
+		if (want)
+			perf_evsel__enable(m->evsel);
+		else
+			perf_evsel__disable(m->evsel);
+		m->kernel_on = want;
+	}
+	if (!g->leader_on)
+		perf_evsel__enable(leader);
+	g->leader_on = true;
+}
+
+/* Read groups changed inside a batch, synced at its end. */
+static unsigned batch_depth;
+static struct counter_group *batch_dirty;
+
+static void read_group_changed(struct counter_group *g)
+{
+	if (!batch_depth) {
+		read_group_sync(g);
+		return;
+	}
+	if (!g->dirty) {
+		g->dirty = true;
+		g->dirty_next = batch_dirty;
+		batch_dirty = g;
+	}
+}
+
+void counter_batch_begin(void)
+{
+	batch_depth++;
+}
+
+void counter_batch_end(void)
+{
+	if (batch_depth == 0 || --batch_depth > 0)
+		return;
+	while (batch_dirty) {
+		struct counter_group *g = batch_dirty;
+
+		batch_dirty = g->dirty_next;
+		g->dirty = false;
+		read_group_sync(g);
+	}
 }
 
 void counter_retain(struct counter *c)
@@ -682,6 +874,8 @@ void counter_retain(struct counter *c)
 	if (c->users == 0 && c->cgroup_fds)
 		cgroup_switch(c, true);
 	if (c->users++ == 0) {
+		if (c->group && c->group->read_only)
+			read_group_changed(c->group);
 		if (counter_switch(c))
 			perf_evsel__enable(c->evsel);
 		/* Its value at the instant it was enabled is the idle one: the
@@ -710,6 +904,15 @@ void counter_release(struct counter *c)
 			cgroup_switch(c, false);
 		else if (counter_switch(c))
 			perf_evsel__disable(c->evsel);
+		if (c->group && c->group->read_only) {
+			/* Not read here: the next read, after the group is in
+			 * step (at once, or at the batch's end), is the group's
+			 * one read for every member the command released. */
+			c->group->reading_id = 0;
+			c->reading_id = 0;
+			read_group_changed(c->group);
+			return;
+		}
 		/* Read once now; it cannot move until the next retain. */
 		counter_read_now(c, &c->idle_value, true);
 		c->idle_valid = true;

@@ -44,6 +44,7 @@ struct counter {
 	 * the leader's fds (PERF_FORMAT_GROUP), its position there. */
 	struct counter_group *group;
 	size_t group_pos;
+	bool kernel_on;		/* a read group member: enabled in the kernel */
 	/* A tool event (duration_time, ...): the agent's own clock. */
 	struct {
 		uint64_t acc_ns;	/* time open before the current opening */
@@ -84,6 +85,16 @@ struct counter_group {
 	struct perf_evlist *evlist;
 	int *leader_fds;
 	size_t n;		/* members opened (the group's nr) */
+	/* The read group (counter_open_read_group): a dummy leader at
+	 * position 0 that only carries the group, its members (refs of
+	 * them, open_members still open), and the kernel's state of the
+	 * leader (read_group_sync keeps it and the members' in step). */
+	bool read_only;
+	bool leader_on;
+	struct counter **members;
+	size_t refs, open_members;
+	bool dirty;		/* changed in the current batch */
+	struct counter_group *dirty_next;
 	/* The last group read of every leader fd, and the reading it belongs
 	 * to: all members of a group share one read() per fd per reading. */
 	uint64_t *reading_data;
@@ -100,6 +111,22 @@ int counter_open(struct counter *c, const struct counter_target *target);
  * perf 6.1, a group with a member the machine lacks counts nothing: that
  * member is <not supported>, the others <not counted>.  Close each. */
 int counter_open_group(struct counter *c, size_t n, const struct counter_target *target);
+/*
+ * Open the software and tracepoint counters c[0..n) (each already opened
+ * alone by counter_open, which found what the machine supports and
+ * checked filters) again as one read group: a dummy software leader that
+ * counts nothing, and each counter as a member, still enabled and disabled
+ * on its own.  A reading then costs one read() per CPU or thread for all of
+ * them (PERF_FORMAT_GROUP) instead of one per counter.  Software events
+ * never multiplex, so the group changes no count; each member's enabled and
+ * running times are the leader's, which is enabled from the first time a
+ * member is, so a view's times (deltas over a span its counter was enabled
+ * throughout) are the member's own.  When the group cannot open, the
+ * counters stay as they were.
+ */
+void counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target);
+/* Whether counter_open_read_group may take c. */
+bool counter_may_join_read_group(const struct counter *c, const struct counter_target *target);
 void counter_close(struct counter *c);
 
 /*
@@ -111,12 +138,11 @@ void counter_close(struct counter *c);
  * inside the reading moves its value to the one at that instant.  Outside a
  * reading every counter_read asks the kernel.
  *
- * The session's events are not put in one kernel group to get one read()
- * for all: a group is scheduled all or nothing, and perf stat does not
- * group -e events (with a hardware PMU they multiplex one by one); a group
- * read also gives one time enabled and running for all, and events here
- * are enabled one by one ("enable EVENT").  Only the user's {a,b} groups
- * are kernel groups.
+ * The session's hardware events are not put in one kernel group: a group
+ * is scheduled all or nothing, and perf stat does not group -e events
+ * (with a hardware PMU they multiplex one by one).  Software and
+ * tracepoint events never multiplex, so they share one read group
+ * (counter_open_read_group).
  */
 void counter_reading_begin(void);
 void counter_reading_end(void);
@@ -134,6 +160,15 @@ int counter_read_index(struct counter *c, int cpu, int thread, struct counter_va
 void counter_tool_start(struct counter *c, const struct timespec *started);
 void counter_tool_end(struct counter *c, const struct timespec *ended, uint64_t user_ns,
 		      uint64_t sys_ns);
+/*
+ * A batch: retains and releases between begin and end bring read groups in
+ * step once, at the end (read_group_sync), so that a window over every
+ * event of a group switches the group's leader alone.  Callers end the
+ * batch before they read what they released.  Outside a batch each call
+ * acts at once.
+ */
+void counter_batch_begin(void);
+void counter_batch_end(void);
 /* A view starts needing the counter; the first one enables it. */
 void counter_retain(struct counter *c);
 /* The same, for a counter opened with enable_on_exec: the kernel enables it. */

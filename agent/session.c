@@ -216,6 +216,21 @@ static int session_track_aggr(struct session *s, const struct counter_target *ta
 	return 0;
 }
 
+/* One read for all software and tracepoint counters (counter_open_read_group). */
+static void session_open_read_group(struct session *s, const struct counter_target *target)
+{
+	struct counter **members = malloc((s->nr_counters ? s->nr_counters : 1) * sizeof(*members));
+	size_t n = 0;
+
+	if (!members)
+		return;
+	for (size_t i = 0; i < s->nr_counters; i++)
+		if (counter_may_join_read_group(&s->counters[i], target))
+			members[n++] = &s->counters[i];
+	counter_open_read_group(members, n, target);
+	free(members);
+}
+
 static int session_open_counters(struct session *s)
 {
 	struct counter_target target;
@@ -245,6 +260,8 @@ static int session_open_counters(struct session *s)
 			rc = counter_open(&s->counters[i], &target);
 		}
 	}
+	if (!rc)
+		session_open_read_group(s, &target);
 	if (!rc && s->opts->aggr_mode != AGGR_GLOBAL)
 		rc = session_track_aggr(s, &target);
 	if (target.cgroup)
@@ -342,12 +359,14 @@ static int session_open_channels(struct session *s)
 static void session_open_default_window(struct session *s, bool at_exec, bool at_start)
 {
 	session_ranges_drain(s);	/* counters the ranges back are read as of now */
+	counter_batch_begin();
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		if (at_exec || (at_start && s->counters[i].backing))
 			view_open_at_exec(&s->default_views[i]);
 		else
 			view_open(&s->default_views[i]);
 	}
+	counter_batch_end();
 }
 
 static void session_start_interval_timer(struct session *s)
@@ -593,6 +612,10 @@ static void session_end_tools(struct session *s)
 /* At the end of the run every gate closes, so every view's sum is final. */
 static void session_close_windows(struct session *s)
 {
+	counter_batch_begin();
+	for (size_t i = 0; i < s->nr_counters; i++)
+		view_close_release(&s->default_views[i]);
+	counter_batch_end();
 	for (size_t i = 0; i < s->nr_counters; i++)
 		view_close(&s->default_views[i]);
 	for (size_t i = 0; i < s->nr_windows; i++)

@@ -140,6 +140,14 @@ void view_open_at_exec(struct view *v)
 	v->open = v->ever_opened = v->opened_this_interval = true;
 }
 
+void view_close_release(struct view *v)
+{
+	if (!v->open || v->released)
+		return;
+	counter_release(v->counter);
+	v->released = true;
+}
+
 void view_close(struct view *v)
 {
 	struct counter_value now;
@@ -148,7 +156,8 @@ void view_close(struct view *v)
 		return;
 	/* Disable before reading, so the value read is the period's last
 	 * (for an idle counter, the value release just read). */
-	counter_release(v->counter);
+	view_close_release(v);
+	v->released = false;
 	counter_read(v->counter, &now);
 	value_add(&v->closed_sum, &now, &v->opened_at);
 	positions_closed(v);

@@ -28,6 +28,7 @@ struct view {
 	struct counter *counter;
 	struct view_positions *pos;	/* NULL unless tracked per position */
 	bool open;
+	bool released;			/* open, its counter already released */
 	bool ever_opened;		/* final report: <not counted> when never */
 	bool opened_this_interval;	/* interval report: <not counted> when not */
 	struct counter_value opened_at;	/* counter value when the gate last opened */
@@ -49,6 +50,10 @@ void view_open(struct view *v);
 void view_open_at_exec(struct view *v);
 /* Close the gate now (disables an idle counter, then reads it). */
 void view_close(struct view *v);
+/* The first half of view_close, for closing many views: release every
+ * view's counter first, then view_close each, so that counters that share
+ * one read group are read once, after all of them are disabled. */
+void view_close_release(struct view *v);
 /* The view's value now: closed periods plus the open one so far. */
 void view_value(struct view *v, struct counter_value *value);
 /* The value since the last call, for an interval line; restarts the interval. */

@@ -148,6 +148,7 @@ int window_begin(struct window *w, uint64_t *ranges, size_t n)
 	}
 	call = &w->stack[w->depth++];
 	call->at_begin = at_begin;
+	counter_batch_begin();	/* the views' counters go on together, at its end */
 	for (size_t i = 0; i < w->nr_views; i++) {
 		/*
 		 * The call starts where the gate opens: the value at that
@@ -162,6 +163,7 @@ int window_begin(struct window *w, uint64_t *ranges, size_t n)
 			view_value(&w->views[i], &call->at_begin[i]);
 		}
 	}
+	counter_batch_end();
 	clock_gettime(CLOCK_MONOTONIC, &call->begun);
 	if (opening)
 		w->opened = call->begun;
@@ -178,9 +180,14 @@ int window_end(struct window *w, struct window_end_result *result)
 	if (w->depth == 0)
 		return -1;
 	call = w->stack[--w->depth];
-	if (w->depth == 0)
+	if (w->depth == 0) {
+		counter_batch_begin();
+		for (size_t i = 0; i < w->nr_views; i++)
+			view_close_release(&w->views[i]);
+		counter_batch_end();
 		for (size_t i = 0; i < w->nr_views; i++)
 			view_close(&w->views[i]);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (w->depth == 0)
 		w->open_ns += ns_between(&w->opened, &now);
@@ -205,6 +212,10 @@ void window_finish(struct window *w)
 {
 	w->open_ns = window_open_ns(w);
 	w->open_at_finish = w->depth;
+	counter_batch_begin();
+	for (size_t i = 0; i < w->nr_views; i++)
+		view_close_release(&w->views[i]);
+	counter_batch_end();
 	for (size_t i = 0; i < w->nr_views; i++)
 		view_close(&w->views[i]);
 	for (unsigned i = 0; i < w->depth; i++) {

@@ -99,6 +99,25 @@ setup() {
 	expect_value "$GETPGID" 1
 }
 
+@test "after a window over every event, enable EVENT counts that event only" {
+	# Software and tracepoint events share one read group whose leader
+	# gates them (agent/counter.c, read_group_sync): a window's end turns
+	# the leader off and leaves the members on, so enabling one event must
+	# turn the others off before the leader goes on again, and one that
+	# was turned off must come back on.
+	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID,$GETPGID" -- \
+		"$MARKER" "${W[@]}" "window begin w" getppid 2 getpgid 3 "${W[@]}" "window end w" \
+		"${W[@]}" "enable $GETPPID" getppid 5 getpgid 7 "${W[@]}" "disable $GETPPID" \
+		getppid 11 getpgid 13 "${W[@]}" "enable $GETPGID" getppid 37 getpgid 31 \
+		"${W[@]}" "disable $GETPGID" "${W[@]}" "window begin w" getppid 17 getpgid 19 \
+		"${W[@]}" "window end w" getppid 23 getpgid 29
+	expect_status 0
+	expect_value "$GETPPID" 5
+	expect_value "$GETPGID" 31
+	expect_value "$GETPPID@w" 19
+	expect_value "$GETPGID@w" 22
+}
+
 @test "the workload's exit status passes through" {
 	pg -x, -e "$GETPPID" -- "$MARKER" getppid 2 exit 3
 	expect_status 3
