@@ -484,6 +484,13 @@ static int read_group_try_open(struct counter **c, size_t n, const struct counte
 		struct perf_event_attr attr = i ? counter_attr(c[i - 1], target, GROUP_READ_FORMAT)
 						: leader;
 
+		/* Members are enabled and follow the leader, which alone is
+		 * switched: a member enabled by ioctl while its group is on
+		 * a CPU-wide context is not scheduled until the group is
+		 * again, which may be never (measured on Linux 6.18 with -a:
+		 * it counted 0). */
+		if (i > 0)
+			attr.disabled = attr.enable_on_exec = 0;
 		if (!guest_bits)
 			attr_drop_guest_bits(&attr);
 		evsel = perf_evsel__new(&attr);
@@ -539,11 +546,8 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 	}
 	g->refs = g->open_members = n;
 	memcpy(g->members, c, n * sizeof(*g->members));
-	/* With enable_on_exec the kernel turns the leader and every member on
-	 * at exec; otherwise all start off. */
+	/* With enable_on_exec the kernel turns the leader on at exec. */
 	g->leader_on = target->enable_on_exec;
-	for (i = 0; i < n; i++)
-		c[i]->kernel_on = target->enable_on_exec;
 	if (group_find_leader_fds(g, leader, c[0]->nr_cpus, c[0]->nr_threads))
 		log_warn("cannot find the read group's file descriptors: "
 			 "its counters read as 0");
@@ -794,43 +798,28 @@ static struct perf_evsel *counter_switch(const struct counter *c)
 }
 
 /*
- * Bring a read group's kernel state in step with its members' users.  A
- * member counts while the leader and the member are both enabled, so:
- *  - no member needed: the leader goes off, one ioctl, and the members are
- *    left as they are (they cannot count with the leader off);
- *  - otherwise each member whose state differs is switched, before the
- *    leader goes on, so that nothing unwanted counts.
- * A window over all the group's events thus costs one ioctl to open and
- * one to close however many events it has, where perf pays one per event.
+ * Bring a read group's leader in step with its members' users: on while
+ * any member is needed, off otherwise.  The members are always enabled and
+ * count while the leader is on, so a member no view needs may count then
+ * too; no view sees it, as every view's value is a difference of two
+ * reads taken while its counter was needed.  A window over the group's
+ * events thus costs one ioctl to open and one to close however many events
+ * it has, where perf stat's enable and disable make one per event.
  */
 static void read_group_sync(struct counter_group *g)
 {
 	struct perf_evsel *leader = perf_evlist__next(g->evlist, NULL);
-	size_t active = 0;
+	bool want = false;
 
-	for (size_t i = 0; i < g->refs; i++)
-		active += g->members[i]->users > 0;
-	if (!active) {
-		if (g->leader_on)
-			perf_evsel__disable(leader);
-		g->leader_on = false;
-		return;
-	}
-	for (size_t i = 0; i < g->refs; i++) {
-		struct counter *m = g->members[i];
-		bool want = m->users > 0;
-
-		if (m->kernel_on == want)
-			continue;
+	for (size_t i = 0; i < g->refs && !want; i++)
+		want = g->members[i]->users > 0;
+	if (want != g->leader_on) {
 		if (want)
-			perf_evsel__enable(m->evsel);
+			perf_evsel__enable(leader);
 		else
-			perf_evsel__disable(m->evsel);
-		m->kernel_on = want;
+			perf_evsel__disable(leader);
 	}
-	if (!g->leader_on)
-		perf_evsel__enable(leader);
-	g->leader_on = true;
+	g->leader_on = want;
 }
 
 /* Read groups changed inside a batch, synced at its end. */

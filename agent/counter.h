@@ -44,7 +44,6 @@ struct counter {
 	 * the leader's fds (PERF_FORMAT_GROUP), its position there. */
 	struct counter_group *group;
 	size_t group_pos;
-	bool kernel_on;		/* a read group member: enabled in the kernel */
 	/* A tool event (duration_time, ...): the agent's own clock. */
 	struct {
 		uint64_t acc_ns;	/* time open before the current opening */
@@ -86,9 +85,9 @@ struct counter_group {
 	int *leader_fds;
 	size_t n;		/* members opened (the group's nr) */
 	/* The read group (counter_open_read_group): a dummy leader at
-	 * position 0 that only carries the group, its members (refs of
-	 * them, open_members still open), and the kernel's state of the
-	 * leader (read_group_sync keeps it and the members' in step). */
+	 * position 0 that only carries and switches the group, its members
+	 * (refs of them, open_members still open), and whether the leader
+	 * is on in the kernel (read_group_sync keeps it in step). */
 	bool read_only;
 	bool leader_on;
 	struct counter **members;
@@ -115,14 +114,16 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
  * Open the software and tracepoint counters c[0..n) (each already opened
  * alone by counter_open, which found what the machine supports and
  * checked filters) again as one read group: a dummy software leader that
- * counts nothing, and each counter as a member, still enabled and disabled
- * on its own.  A reading then costs one read() per CPU or thread for all of
- * them (PERF_FORMAT_GROUP) instead of one per counter.  Software events
- * never multiplex, so the group changes no count; each member's enabled and
- * running times are the leader's, which is enabled from the first time a
- * member is, so a view's times (deltas over a span its counter was enabled
- * throughout) are the member's own.  When the group cannot open, the
- * counters stay as they were.
+ * counts nothing, and each counter as a member that follows it.  A reading
+ * then costs one read() per CPU or thread for all of them
+ * (PERF_FORMAT_GROUP) instead of one per counter, and the leader alone is
+ * switched: on while any member is needed (read_group_sync).  Software
+ * events never multiplex, so the group changes no count.  A member no view
+ * needs counts while the leader is on, which no view sees: a view's value
+ * is a difference of two reads taken while its counter was needed.  Each
+ * member's enabled and running times are the leader's, which over such a
+ * span are the member's own.  When the group cannot open, the counters
+ * stay as they were.
  */
 void counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target);
 /* Whether counter_open_read_group may take c. */

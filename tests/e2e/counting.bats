@@ -118,6 +118,20 @@ setup() {
 	expect_value "$GETPGID@w" 22
 }
 
+@test "-a: enable EVENT while another event of the read group counts" {
+	# On a CPU-wide context a group member enabled by ioctl while its group
+	# is on is not scheduled (Linux 6.18: it counted 0), so the members
+	# follow the leader and only the leader is switched.  Other processes
+	# may call getpgid too: at least the marker's 7000.
+	pg -x, -a -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID,$GETPGID" -- \
+		"$MARKER" "${W[@]}" "enable $GETPPID" getppid 5 "${W[@]}" "enable $GETPGID" \
+		getpgid 7000 "${W[@]}" disable getpgid 3
+	expect_status 0
+	local got
+	got=$(value "$GETPGID") || fail "no line for $GETPGID"
+	[ "$got" -ge 7000 ] || { show_run; fail "$GETPGID: $got, expected at least 7000"; }
+}
+
 @test "the workload's exit status passes through" {
 	pg -x, -e "$GETPPID" -- "$MARKER" getppid 2 exit 3
 	expect_status 3
