@@ -346,31 +346,32 @@ static void group_free(struct counter_group *g)
 	free(g);
 }
 
-/* The whole group through one evlist: 0, or an errno. */
-static int group_try_open(struct counter *c, size_t n, const struct counter_target *target,
-			  bool guest_bits, struct counter_group **out)
+/*
+ * A group through one evlist, attrs[0] its leader: 0, or an errno.  As
+ * perf, the members are enabled and follow their leader.  A member enabled
+ * by ioctl after its group went on a CPU-wide context waits for a
+ * reschedule that may never come, and counts 0 (measured on Linux 6.18
+ * with -a).
+ */
+static int group_evlist_open(struct perf_event_attr *attrs, size_t nr,
+			     const struct counter_target *target, bool guest_bits,
+			     struct counter_group **out)
 {
 	struct counter_group *g = calloc(1, sizeof(*g));
 	struct perf_evsel *evsel;
-	size_t i = 0;
 	int err;
 
 	if (!g || !(g->evlist = perf_evlist__new())) {
 		free(g);
 		return ENOMEM;
 	}
-	g->n = n;
-	for (i = 0; i < n; i++) {
-		struct perf_event_attr attr = counter_attr(&c[i], target, GROUP_READ_FORMAT);
-
-		/* As perf: members are enabled and follow their leader.  A member
-		 * enabled by ioctl after its group went on a CPU-wide context
-		 * would wait for a reschedule that may never come, and count 0. */
+	g->n = nr;
+	for (size_t i = 0; i < nr; i++) {
 		if (i > 0)
-			attr.disabled = attr.enable_on_exec = 0;
+			attrs[i].disabled = attrs[i].enable_on_exec = 0;
 		if (!guest_bits)
-			attr_drop_guest_bits(&attr);
-		evsel = perf_evsel__new(&attr);
+			attr_drop_guest_bits(&attrs[i]);
+		evsel = perf_evsel__new(&attrs[i]);
 		if (!evsel) {
 			group_free(g);
 			return ENOMEM;
@@ -384,10 +385,30 @@ static int group_try_open(struct counter *c, size_t n, const struct counter_targ
 		group_free(g);
 		return open_errno(err);
 	}
-	i = 0;
-	perf_evlist__for_each_evsel(g->evlist, evsel)
-		c[i++].evsel = evsel;
 	*out = g;
+	return 0;
+}
+
+/* The whole group {a,b} through one evlist: 0, or an errno. */
+static int group_try_open(struct counter *c, size_t n, const struct counter_target *target,
+			  bool guest_bits, struct counter_group **out)
+{
+	struct perf_event_attr *attrs = calloc(n, sizeof(*attrs));
+	struct perf_evsel *evsel;
+	size_t i = 0;
+	int err;
+
+	if (!attrs)
+		return ENOMEM;
+	for (i = 0; i < n; i++)
+		attrs[i] = counter_attr(&c[i], target, GROUP_READ_FORMAT);
+	err = group_evlist_open(attrs, n, target, guest_bits, out);
+	free(attrs);
+	if (err)
+		return err;
+	i = 0;
+	perf_evlist__for_each_evsel((*out)->evlist, evsel)
+		c[i++].evsel = evsel;
 	return 0;
 }
 
@@ -460,55 +481,27 @@ bool counter_may_join_read_group(const struct counter *c, const struct counter_t
 static int read_group_try_open(struct counter **c, size_t n, const struct counter_target *target,
 			       bool guest_bits, struct counter_group **out)
 {
-	struct perf_event_attr leader = {
+	struct perf_event_attr *attrs = calloc(n + 1, sizeof(*attrs));
+	int err;
+
+	if (!attrs)
+		return ENOMEM;
+	attrs[0] = (struct perf_event_attr){
 		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(leader),
+		.size = sizeof(attrs[0]),
 		.config = PERF_COUNT_SW_DUMMY,
 		.disabled = 1,
 		.inherit = target->inherit,
 		.enable_on_exec = target->enable_on_exec,
 		.read_format = GROUP_READ_FORMAT,
 	};
-	struct counter_group *g = calloc(1, sizeof(*g));
-	struct perf_evsel *evsel;
-	size_t i;
-	int err;
-
-	if (!g || !(g->evlist = perf_evlist__new())) {
-		free(g);
-		return ENOMEM;
-	}
-	g->n = n + 1;
-	g->read_only = true;
-	for (i = 0; i <= n; i++) {
-		struct perf_event_attr attr = i ? counter_attr(c[i - 1], target, GROUP_READ_FORMAT)
-						: leader;
-
-		/* Members are enabled and follow the leader, which alone is
-		 * switched: a member enabled by ioctl while its group is on
-		 * a CPU-wide context is not scheduled until the group is
-		 * again, which may be never (measured on Linux 6.18 with -a:
-		 * it counted 0). */
-		if (i > 0)
-			attr.disabled = attr.enable_on_exec = 0;
-		if (!guest_bits)
-			attr_drop_guest_bits(&attr);
-		evsel = perf_evsel__new(&attr);
-		if (!evsel) {
-			group_free(g);
-			return ENOMEM;
-		}
-		perf_evlist__add(g->evlist, evsel);
-	}
-	perf_evlist__set_maps(g->evlist, target->cpus, target->threads);
-	perf_evlist__set_leader(g->evlist);
-	err = perf_evlist__open(g->evlist);
-	if (err) {
-		group_free(g);
-		return open_errno(err);
-	}
-	*out = g;
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		attrs[i + 1] = counter_attr(c[i], target, GROUP_READ_FORMAT);
+	err = group_evlist_open(attrs, n + 1, target, guest_bits, out);
+	free(attrs);
+	if (!err)
+		(*out)->read_only = true;
+	return err;
 }
 
 void counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target)
