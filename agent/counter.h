@@ -5,6 +5,8 @@
  * However many views read it, a counter is opened once.  It is enabled in the
  * kernel only while at least one view needs it (counter_retain/release
  * count those views), so nothing is counted while every gate is closed.
+ * The software and tracepoint counters of one read group are enabled
+ * together, while any of them is needed (counter_open_read_group).
  */
 #ifndef PERFGATE_COUNTER_H
 #define PERFGATE_COUNTER_H
