@@ -41,6 +41,7 @@ import os
 import select
 import signal
 import stat
+import sys
 import threading
 import time
 import types
@@ -350,19 +351,19 @@ class _LockPage:
         ctl_ino, ack_ino = os.fstat(ctl_fd).st_ino, os.fstat(ack_fd).st_ino
         head = mm[:32]
         if (head[:16] != cls.MAGIC
-                or int.from_bytes(head[16:24], "little") != ctl_ino
-                or int.from_bytes(head[24:32], "little") != ack_ino):
+                or int.from_bytes(head[16:24], sys.byteorder) != ctl_ino
+                or int.from_bytes(head[24:32], sys.byteorder) != ack_ino):
             mm.close()
             return None
         return cls(mm)
 
     @property
     def owed(self) -> int:
-        return int.from_bytes(self._mm[self.OWED:self.OWED + 4], "little")
+        return int.from_bytes(self._mm[self.OWED:self.OWED + 4], sys.byteorder)
 
     @owed.setter
     def owed(self, n: int) -> None:
-        self._mm[self.OWED:self.OWED + 4] = n.to_bytes(4, "little")
+        self._mm[self.OWED:self.OWED + 4] = n.to_bytes(4, sys.byteorder)
 
     def lock(self, deadline: float, what: str, timeout: float) -> None:
         # time.monotonic() is CLOCK_MONOTONIC, the clock the deadline is on.
