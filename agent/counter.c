@@ -499,8 +499,6 @@ static int read_group_try_open(struct counter **c, size_t n, const struct counte
 		attrs[i + 1] = counter_attr(c[i], target, GROUP_READ_FORMAT);
 	err = group_evlist_open(attrs, n + 1, target, guest_bits, out);
 	free(attrs);
-	if (!err)
-		(*out)->read_only = true;
 	return err;
 }
 
@@ -533,6 +531,7 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 		perf_evsel__delete(c[i]->evsel);
 		c[i]->evsel = evsel;
 		c[i]->group = g;
+		c[i]->in_read_group = true;
 		c[i]->group_pos = i + 1;
 		c[i]->idle_valid = false;	/* its times are the leader's: read */
 		i++;
@@ -552,12 +551,15 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 void counter_close(struct counter *c)
 {
 	cgroup_close(c);
-	if (c->group && c->group->read_only) {
+	/* A {a,b} group is freed with its leader, before its other members
+	 * are closed: only a read group's member may look at its group. */
+	if (c->group && c->in_read_group) {
 		/* The group's evlist holds every member's evsel; the run is
 		 * over, so the group is not synced again. */
 		if (--c->group->open_members == 0)
 			group_free(c->group);
 		c->group = NULL;
+		c->in_read_group = false;
 		c->evsel = NULL;
 		return;
 	}
@@ -856,7 +858,7 @@ void counter_retain(struct counter *c)
 	if (c->users == 0 && c->cgroup_fds)
 		cgroup_switch(c, true);
 	if (c->users++ == 0) {
-		if (c->group && c->group->read_only)
+		if (c->in_read_group)
 			read_group_changed(c->group);
 		if (counter_switch(c))
 			perf_evsel__enable(c->evsel);
@@ -886,7 +888,7 @@ void counter_release(struct counter *c)
 			cgroup_switch(c, false);
 		else if (counter_switch(c))
 			perf_evsel__disable(c->evsel);
-		if (c->group && c->group->read_only) {
+		if (c->in_read_group) {
 			/* Not read here: the next read, after the group is in
 			 * step (at once, or at the batch's end), is the group's
 			 * one read for every member the command released. */

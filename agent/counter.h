@@ -46,6 +46,7 @@ struct counter {
 	 * the leader's fds (PERF_FORMAT_GROUP), its position there. */
 	struct counter_group *group;
 	size_t group_pos;
+	bool in_read_group;	/* group is a read group (counter_open_read_group) */
 	/* A tool event (duration_time, ...): the agent's own clock. */
 	struct {
 		uint64_t acc_ns;	/* time open before the current opening */
@@ -90,7 +91,6 @@ struct counter_group {
 	 * position 0 that only carries and switches the group, its members
 	 * (refs of them, open_members still open), and whether the leader
 	 * is on in the kernel (read_group_sync keeps it in step). */
-	bool read_only;
 	bool leader_on;
 	struct counter **members;
 	size_t refs, open_members;
