@@ -20,28 +20,24 @@ static size_t commands_set_default_window(struct session *s, const char *event, 
 {
 	size_t matched = 0;
 
-	/* Closing: every counter is released before any is read, so that
-	 * the counters of one read group are read once (view_close_release).
-	 * The first pass is a batch: a read group switches once. */
-	for (int pass = 0; pass < (open ? 1 : 2); pass++) {
-		if (pass == 0)
-			counter_batch_begin();
-		for (size_t i = 0; i < s->nr_counters; i++) {
-			struct view *v = &s->default_views[i];
+	/* One batch, so that a read group switches once; closing releases
+	 * every view before any is read (view_close_all). */
+	counter_batch_begin();
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		struct view *v = &s->default_views[i];
 
-			if (*event && strcmp(v->counter->def.name, event) != 0)
-				continue;
-			matched += pass == 0;
-			if (open)
-				view_open(v);
-			else if (pass == 0)
-				view_close_release(v);
-			else
-				view_close(v);
-		}
-		if (pass == 0)
-			counter_batch_end();
+		if (*event && strcmp(v->counter->def.name, event) != 0)
+			continue;
+		matched++;
+		if (open)
+			view_open(v);
+		else
+			view_close_release(v);
 	}
+	counter_batch_end();
+	for (size_t i = 0; !open && i < s->nr_counters; i++)
+		if (s->default_views[i].released)
+			view_close(&s->default_views[i]);
 	return matched;
 }
 

@@ -536,7 +536,7 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 		c[i]->idle_valid = false;	/* its times are the leader's: read */
 		i++;
 	}
-	g->refs = g->open_members = n;
+	g->open_members = n;
 	memcpy(g->members, c, n * sizeof(*g->members));
 	/* With enable_on_exec the kernel turns the leader on at exec. */
 	g->leader_on = target->enable_on_exec;
@@ -806,7 +806,7 @@ static void read_group_sync(struct counter_group *g)
 	struct perf_evsel *leader = perf_evlist__next(g->evlist, NULL);
 	bool want = false;
 
-	for (size_t i = 0; i < g->refs && !want; i++)
+	for (size_t i = 0; i + 1 < g->n && !want; i++)	/* n: the leader too */
 		want = g->members[i]->users > 0;
 	if (want != g->leader_on) {
 		if (want)

@@ -89,11 +89,11 @@ struct counter_group {
 	size_t n;		/* members opened (the group's nr) */
 	/* The read group (counter_open_read_group): a dummy leader at
 	 * position 0 that only carries and switches the group, its members
-	 * (refs of them, open_members still open), and whether the leader
+	 * (n - 1 of them, open_members still open), and whether the leader
 	 * is on in the kernel (read_group_sync keeps it in step). */
 	bool leader_on;
 	struct counter **members;
-	size_t refs, open_members;
+	size_t open_members;
 	bool dirty;		/* changed in the current batch */
 	struct counter_group *dirty_next;
 	/* The last group read of every leader fd, and the reading it belongs

@@ -612,12 +612,7 @@ static void session_end_tools(struct session *s)
 /* At the end of the run every gate closes, so every view's sum is final. */
 static void session_close_windows(struct session *s)
 {
-	counter_batch_begin();
-	for (size_t i = 0; i < s->nr_counters; i++)
-		view_close_release(&s->default_views[i]);
-	counter_batch_end();
-	for (size_t i = 0; i < s->nr_counters; i++)
-		view_close(&s->default_views[i]);
+	view_close_all(s->default_views, s->nr_counters);
 	for (size_t i = 0; i < s->nr_windows; i++)
 		window_finish(s->windows[i]);
 }

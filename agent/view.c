@@ -164,6 +164,16 @@ void view_close(struct view *v)
 	v->open = false;
 }
 
+void view_close_all(struct view *views, size_t n)
+{
+	counter_batch_begin();
+	for (size_t i = 0; i < n; i++)
+		view_close_release(&views[i]);
+	counter_batch_end();
+	for (size_t i = 0; i < n; i++)
+		view_close(&views[i]);
+}
+
 void view_value(struct view *v, struct counter_value *value)
 {
 	*value = v->closed_sum;

@@ -54,6 +54,8 @@ void view_close(struct view *v);
  * view's counter first, then view_close each, so that counters that share
  * one read group are read once, after all of them are disabled. */
 void view_close_release(struct view *v);
+/* Close views[0..n) that way, the releases as one batch. */
+void view_close_all(struct view *views, size_t n);
 /* The view's value now: closed periods plus the open one so far. */
 void view_value(struct view *v, struct counter_value *value);
 /* The value since the last call, for an interval line; restarts the interval. */

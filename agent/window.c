@@ -180,14 +180,8 @@ int window_end(struct window *w, struct window_end_result *result)
 	if (w->depth == 0)
 		return -1;
 	call = w->stack[--w->depth];
-	if (w->depth == 0) {
-		counter_batch_begin();
-		for (size_t i = 0; i < w->nr_views; i++)
-			view_close_release(&w->views[i]);
-		counter_batch_end();
-		for (size_t i = 0; i < w->nr_views; i++)
-			view_close(&w->views[i]);
-	}
+	if (w->depth == 0)
+		view_close_all(w->views, w->nr_views);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (w->depth == 0)
 		w->open_ns += ns_between(&w->opened, &now);
@@ -212,12 +206,7 @@ void window_finish(struct window *w)
 {
 	w->open_ns = window_open_ns(w);
 	w->open_at_finish = w->depth;
-	counter_batch_begin();
-	for (size_t i = 0; i < w->nr_views; i++)
-		view_close_release(&w->views[i]);
-	counter_batch_end();
-	for (size_t i = 0; i < w->nr_views; i++)
-		view_close(&w->views[i]);
+	view_close_all(w->views, w->nr_views);
 	for (unsigned i = 0; i < w->depth; i++) {
 		free(w->stack[i].ranges_at_begin);
 		w->stack[i].ranges_at_begin = NULL;

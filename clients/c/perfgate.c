@@ -413,13 +413,9 @@ static int reply_use(const char *line, size_t len, char *reply, size_t reply_siz
  * that timed out earlier come first on the wire and are dropped, so a late
  * reply is never taken for this command's.
  */
-static int round_trip(struct perfgate *pg, const char *line, char *reply, size_t reply_size,
-		      const struct timespec *deadline)
+static int round_trip(struct perfgate *pg, unsigned *owed, const char *line, char *reply,
+		      size_t reply_size, const struct timespec *deadline)
 {
-	/* With a lock page the count is the channel's: a reply another
-	 * process left unread is dropped here too. */
-	unsigned *owed = pg->lock_page && (forked || !pg->single_process) ?
-			 &pg->lock_page->owed : &pg->owed;
 	size_t len = 0;
 	int rc;
 
@@ -457,11 +453,14 @@ static int exchange(struct perfgate *pg, const char *line, char *reply, size_t r
 	if (rc)
 		return fail(rc, "cannot take the channel mutex: %s", strerror(rc));
 	if (pg->single_process && !forked) {
-		rc = round_trip(pg, line, reply, reply_size, &deadline);
+		rc = round_trip(pg, &pg->owed, line, reply, reply_size, &deadline);
 	} else if (pg->lock_page) {
 		rc = page_lock(pg, &deadline);
 		if (!rc) {
-			rc = round_trip(pg, line, reply, reply_size, &deadline);
+			/* The channel's count: a reply another process left
+			 * unread is dropped here too. */
+			rc = round_trip(pg, &pg->lock_page->owed, line, reply, reply_size,
+					&deadline);
 			/* A call that timed out may leave the head of its reply
 			 * here; the page's count owes that whole line, so the
 			 * next holder, in any process, reads the rest as one. */
@@ -471,7 +470,7 @@ static int exchange(struct perfgate *pg, const char *line, char *reply, size_t r
 	} else {
 		rc = channel_lock(pg, &deadline);
 		if (!rc) {
-			rc = round_trip(pg, line, reply, reply_size, &deadline);
+			rc = round_trip(pg, &pg->owed, line, reply, reply_size, &deadline);
 			channel_unlock(pg);
 		}
 	}
