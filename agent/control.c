@@ -14,6 +14,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "agent/channel_lock.h"
 #include "agent/control.h"
 #include "agent/log.h"
 #include "agent/options.h"
@@ -346,6 +347,50 @@ static void control_note_files(struct control_channel *ch)
 	}
 }
 
+/*
+ * The named lock page of a private FIFO channel (proto/ctl_lock.h), made
+ * before the ctl FIFO is opened: a client can connect only once the agent
+ * reads that FIFO, and by then it finds the page.  Named after the FIFOs
+ * as they are now; control_check_lock makes sure they are what was opened.
+ * FIFOs that are missing or not FIFOs get none: open_fifo refuses them.
+ */
+static int control_publish_lock(struct control_channel *ch, const struct control_spec *spec)
+{
+	struct stat ctl, ack;
+
+	if (lstat(spec->ctl_path, &ctl) || lstat(spec->ack_path, &ack) ||
+	    !S_ISFIFO(ctl.st_mode) || !S_ISFIFO(ack.st_mode))
+		return 0;
+	channel_lock_name(ch->lock_name, &ctl);
+	return channel_lock_publish(ch->lock_name, spec->ctl_path, &ctl, &ack, &ch->lock_page);
+}
+
+static int control_check_lock(struct control_channel *ch, const struct control_spec *spec)
+{
+	struct stat ctl, ack;
+
+	if (!ch->lock_page)
+		return 0;
+	if (fstat(ch->ctl_fd, &ctl) == 0 && fstat(ch->ack_fd, &ack) == 0 &&
+	    ctl.st_ino == ch->lock_page->ctl_ino && ack.st_ino == ch->lock_page->ack_ino) {
+		char name[CTL_LOCK_NAME_MAX];
+
+		channel_lock_name(name, &ctl);
+		if (!strcmp(name, ch->lock_name))
+			return 0;
+	}
+	log_error("refusing control FIFO '%s': it or its ack FIFO '%s' was replaced while "
+		  "being opened", spec->ctl_path, spec->ack_path);
+	return -1;
+}
+
+static void control_withdraw_lock(struct control_channel *ch)
+{
+	if (ch->lock_page)
+		channel_lock_withdraw(ch->lock_name, ch->lock_page);
+	ch->lock_page = NULL;
+}
+
 int control_open(struct control_channel *ch, const struct control_spec *spec,
 		 struct event_base *base, control_line_fn on_line, void *ctx)
 {
@@ -356,11 +401,16 @@ int control_open(struct control_channel *ch, const struct control_spec *spec,
 		snprintf(ch->ctl_name, sizeof(ch->ctl_name), "FIFO '%s'", spec->ctl_path);
 		snprintf(ch->ack_name, sizeof(ch->ack_name), "FIFO '%s'",
 			 spec->ack_path ? spec->ack_path : "");
+		if (!spec->shared && spec->ack_path && control_publish_lock(ch, spec))
+			return -1;
 		ch->ctl_fd = open_fifo(spec->ctl_path, "control", true, spec->shared);
 		if (ch->ctl_fd >= 0 && spec->ack_path)
 			ch->ack_fd = open_fifo(spec->ack_path, "ack", false, spec->shared);
-		if (ch->ctl_fd < 0 || (spec->ack_path && ch->ack_fd < 0))
+		if (ch->ctl_fd < 0 || (spec->ack_path && ch->ack_fd < 0) ||
+		    control_check_lock(ch, spec)) {
+			control_withdraw_lock(ch);
 			return -1;
+		}
 	} else {
 		snprintf(ch->label, sizeof(ch->label), "fd:%d", spec->ctl_fd);
 		snprintf(ch->ctl_name, sizeof(ch->ctl_name), "fd %d", spec->ctl_fd);
@@ -517,6 +567,7 @@ void control_close(struct control_channel *ch)
 		event_free(ch->write_event);
 	if (ch->pending)
 		evbuffer_free(ch->pending);
+	control_withdraw_lock(ch);
 	if (ch->ctl_fd >= 0)
 		close(ch->ctl_fd);
 	if (ch->ack_fd >= 0 && ch->ack_fd != ch->ctl_fd)

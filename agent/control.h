@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "proto/ctl_lock.h"
 #include "proto/ctl_proto.h"
 
 struct event_base;
@@ -52,6 +53,9 @@ struct control_channel {
 	bool backpressured;		/* too many replies unread: not reading */
 	bool dropping;			/* replies are being dropped (warned once) */
 	bool paused;			/* "stop" was served: read nothing more */
+	/* A private FIFO channel's named lock page (proto/ctl_lock.h), or NULL. */
+	struct ctl_lock_page *lock_page;
+	char lock_name[CTL_LOCK_NAME_MAX];
 	char *long_reply;		/* kept for replies over CTL_REPLY_MAX */
 	size_t long_reply_cap;
 	control_line_fn on_line;

@@ -30,7 +30,30 @@
  *       written whose reply nobody has read yet.  A client that timed out
  *       or died leaves its reply owed, and the next holder reads and drops
  *       it before its own, rather than take it for its own.
+ *   40  retired (uint32): set to 1 when the agent stops serving the channel;
+ *       a client that finds it set under the mutex looks for the page again
+ *   44  the agent's pid (uint32), for messages
  *   64  the mutex
+ *   128 the agent's own robust mutex, held while it lives (named pages
+ *       only; clients never touch it): a page whose agent was killed has
+ *       it "owner died"
+ *
+ * A channel given by path (--control fifo:CTL,ACK) is opened by clients
+ * that inherit nothing from the agent, so its page has a name instead:
+ * POSIX shared memory "/perfgate-lock.DEV.INO" (/dev/shm/perfgate-lock.DEV.INO),
+ * DEV and INO those of the ctl FIFO, in decimal.  The agent makes it for a
+ * private channel (the FIFOs are its user's, writable by nobody else; see
+ * --control-shared) before it opens the ctl FIFO, so every client that can
+ * connect finds it, and removes it when it stops serving the channel.  A
+ * page an agent killed (SIGKILL, a crash) left behind is taken over by the
+ * next agent on that FIFO, whose clients may still map it, and once a
+ * minute old removed by any other agent of the same user that starts, so
+ * none pile up.  A
+ * client uses a named page only if the ctl FIFO's owner owns it, nobody
+ * else may read or write it, and the rest of this layout matches; anything
+ * else it finds under the name was not made by the agent, and the client
+ * keeps the record lock, as every client of a shared channel does.
+ *
  * Pure layout, no I/O: the agent creates the page (agent/channel_lock.c),
  * the clients map it.
  */
@@ -44,20 +67,30 @@
 #define CTL_LOCK_MAGIC "perfgate-lock-1"
 #define CTL_LOCK_ENV "PERFGATE_LOCK_FD"
 #define CTL_LOCK_MUTEX_OFFSET 64
+#define CTL_LOCK_ALIVE_OFFSET 128
 #define CTL_LOCK_PAGE_SIZE 4096
+/* The named page of a FIFO channel: its ctl FIFO's st_dev and st_ino. */
+#define CTL_LOCK_NAME_FMT "/perfgate-lock.%llu.%llu"
+#define CTL_LOCK_NAME_MAX 64
 
 struct ctl_lock_page {
 	char magic[16];
 	uint64_t ctl_ino, ack_ino;
 	uint32_t mutex_size;
 	uint32_t owed;
-	uint8_t reserved[CTL_LOCK_MUTEX_OFFSET - 40];
+	uint32_t retired;
+	uint32_t agent_pid;
+	uint8_t reserved[CTL_LOCK_MUTEX_OFFSET - 48];
 	pthread_mutex_t mutex;
+	uint8_t reserved2[CTL_LOCK_ALIVE_OFFSET - CTL_LOCK_MUTEX_OFFSET - sizeof(pthread_mutex_t)];
+	pthread_mutex_t alive;
 };
 
 _Static_assert(sizeof(CTL_LOCK_MAGIC) <= 16, "the magic fits its field");
 _Static_assert(offsetof(struct ctl_lock_page, mutex) == CTL_LOCK_MUTEX_OFFSET,
 	       "the mutex sits where the clients look for it");
+_Static_assert(offsetof(struct ctl_lock_page, alive) == CTL_LOCK_ALIVE_OFFSET,
+	       "the agent's mutex sits after the clients' one");
 _Static_assert(sizeof(struct ctl_lock_page) <= CTL_LOCK_PAGE_SIZE, "one page");
 
 #endif

@@ -13,7 +13,10 @@
  *     - On the channel the agent gives its workload, the mutex in the
  *       channel's lock page (proto/ctl_lock.h): shared memory, so taking
  *       it costs no system call while nobody else waits.
- *     - Elsewhere (FIFOs by path, fds passed in opts for other pipes), a
+ *     - On a private FIFO channel, the mutex of the page the agent names
+ *       after the ctl FIFO (/dev/shm/perfgate-lock.DEV.INO), however the
+ *       handle reached the FIFO (by path, or fds in opts).
+ *     - Elsewhere (--control-shared FIFOs, fds of other pipes), a
  *       POSIX record lock (fcntl F_WRLCK) on the ctl pipe: two system
  *       calls per command, about 5 us of the 40 us a round trip takes on
  *       a 2-CPU VM.  Checked on Linux 6.18: record locks work on pipes and
@@ -76,6 +79,12 @@ struct perfgate {
 	/* The channel's lock page (proto/ctl_lock.h), mapped, or NULL: then
 	 * the record lock keeps processes apart. */
 	struct ctl_lock_page *lock_page;
+	bool page_by_name;	/* it was a FIFO's named page (proto/ctl_lock.h) */
+	/* No page when opened, on a FIFO: the agent makes its page before it
+	 * reads the ctl FIFO, but a reader of someone else's (another client,
+	 * a script holding the FIFO open read-write) lets us connect before
+	 * that.  Looked for on each call until the agent has answered one. */
+	bool find_page;
 	int timeout_ms;
 	/* Reply state, only touched under channel_mutex.  A forked child gets
 	 * a copy that belongs to its parent; generation tells them apart. */
@@ -212,6 +221,11 @@ static void channel_unlock(struct perfgate *pg)
 	fcntl(pg->ctl_fd, F_SETLK, &lock);
 }
 
+static struct ctl_lock_page *lock_page_named(int ctl_fd, int ack_fd);
+
+/* page_lock found no page: the record lock is taken instead. */
+#define NO_PAGE 1
+
 /*
  * Take the lock page's mutex.  A holder that died (EOWNERDEAD) left the
  * channel whole: a command is written in one piece or not at all, and a
@@ -220,17 +234,44 @@ static void channel_unlock(struct perfgate *pg)
  */
 static int page_lock(struct perfgate *pg, const struct timespec *deadline)
 {
-	pthread_mutex_t *mutex = &pg->lock_page->mutex;
-	int rc = pthread_mutex_clocklock(mutex, CLOCK_MONOTONIC, deadline);
+	/* A handle whose named page went away looks for the next agent's on
+	 * every call (one failed open) rather than settle for the record
+	 * lock while that agent's other clients take its page. */
+	if (!pg->lock_page && (pg->page_by_name || pg->find_page)) {
+		pg->lock_page = lock_page_named(pg->ctl_fd, pg->ack_fd);
+		pg->page_by_name |= pg->lock_page != NULL;
+	}
+	while (pg->lock_page) {
+		pthread_mutex_t *mutex = &pg->lock_page->mutex;
+		int rc = pthread_mutex_clocklock(mutex, CLOCK_MONOTONIC, deadline);
 
-	if (rc == EOWNERDEAD)
-		rc = pthread_mutex_consistent(mutex);
-	if (rc == ETIMEDOUT)
-		return fail(ETIMEDOUT, "timed out after %d ms: another process kept the "
-			    "control channel busy", pg->timeout_ms);
-	if (rc)
-		return fail(rc, "cannot take the control channel's lock: %s", strerror(rc));
-	return 0;
+		if (rc == EOWNERDEAD)
+			rc = pthread_mutex_consistent(mutex);
+		if (rc == ETIMEDOUT)
+			return fail(ETIMEDOUT, "timed out after %d ms: another process kept the "
+				    "control channel busy", pg->timeout_ms);
+		if (rc)
+			return fail(rc, "cannot take the control channel's lock: %s",
+				    strerror(rc));
+		if (!__atomic_load_n(&pg->lock_page->retired, __ATOMIC_ACQUIRE)) {
+			/* Replies owed under the lock this handle held before
+			 * (below) are owed on this page now. */
+			pg->lock_page->owed += pg->owed;
+			pg->owed = 0;
+			return 0;
+		}
+		/* The agent that made the page no longer serves the channel.
+		 * One started since on the same FIFOs has a page of its own, or
+		 * none, and its other clients take that: so does this one,
+		 * taking along the replies the old page owed (the first client
+		 * to leave it takes them all) for whichever lock comes next. */
+		pg->owed += pg->lock_page->owed;
+		pg->lock_page->owed = 0;
+		pthread_mutex_unlock(mutex);
+		munmap(pg->lock_page, CTL_LOCK_PAGE_SIZE);
+		pg->lock_page = lock_page_named(pg->ctl_fd, pg->ack_fd);
+	}
+	return NO_PAGE;
 }
 
 /* ---- one command, one reply ---------------------------------------------- */
@@ -343,6 +384,7 @@ static int read_line(struct perfgate *pg, const struct timespec *deadline, size_
 		nl = memchr(pg->buf, '\n', pg->len);
 		if (nl) {
 			*len = (size_t)(nl - pg->buf);
+			pg->find_page = false;	/* an agent serves the channel */
 			return 0;
 		}
 		if (pg->len == pg->cap && buf_grow(pg)) {
@@ -454,24 +496,29 @@ static int exchange(struct perfgate *pg, const char *line, char *reply, size_t r
 		return fail(rc, "cannot take the channel mutex: %s", strerror(rc));
 	if (pg->single_process && !forked) {
 		rc = round_trip(pg, &pg->owed, line, reply, reply_size, &deadline);
-	} else if (pg->lock_page) {
-		rc = page_lock(pg, &deadline);
-		if (!rc) {
-			/* The channel's count: a reply another process left
-			 * unread is dropped here too. */
-			rc = round_trip(pg, &pg->lock_page->owed, line, reply, reply_size,
-					&deadline);
-			/* A call that timed out may leave the head of its reply
-			 * here; the page's count owes that whole line, so the
-			 * next holder, in any process, reads the rest as one. */
-			pg->len = 0;
-			pthread_mutex_unlock(&pg->lock_page->mutex);
-		}
-	} else {
+	} else if ((rc = page_lock(pg, &deadline)) == 0) {
+		/* The channel's count: a reply another process left unread is
+		 * dropped here too. */
+		rc = round_trip(pg, &pg->lock_page->owed, line, reply, reply_size, &deadline);
+		/* A call that timed out may leave the head of its reply here;
+		 * the page's count owes that whole line, so the next holder, in
+		 * any process, reads the rest as one. */
+		pg->len = 0;
+		pthread_mutex_unlock(&pg->lock_page->mutex);
+	} else if (rc == NO_PAGE) {
+		bool looking = pg->find_page;
+
 		rc = channel_lock(pg, &deadline);
 		if (!rc) {
 			rc = round_trip(pg, &pg->owed, line, reply, reply_size, &deadline);
 			channel_unlock(pg);
+		}
+		/* The agent answered (read_line), so it serves the channel: its
+		 * page, if it makes one, exists by now.  None then means none
+		 * to find (a --control-shared channel). */
+		if (looking && !pg->find_page) {
+			pg->lock_page = lock_page_named(pg->ctl_fd, pg->ack_fd);
+			pg->page_by_name = pg->lock_page != NULL;
 		}
 	}
 	pthread_mutex_unlock(&channel_mutex);
@@ -556,6 +603,28 @@ static int open_reader(int fd)
 	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 }
 
+/* The page in fd, mapped, if it is the agent's for the channel ctl/ack. */
+static struct ctl_lock_page *lock_page_check(int fd, const struct stat *ctl, const struct stat *ack)
+{
+	struct ctl_lock_page *page;
+
+	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	/* The agent writes the magic last (agent/channel_lock.c): the rest
+	 * is read after it. */
+	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)))
+		goto not_ours;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (page->mutex_size != sizeof(pthread_mutex_t) || page->ctl_ino != ctl->st_ino ||
+	    page->ack_ino != ack->st_ino)
+		goto not_ours;
+	return page;
+not_ours:
+	munmap(page, CTL_LOCK_PAGE_SIZE);
+	return NULL;
+}
+
 /*
  * The lock page PERFGATE_LOCK_FD names, mapped, when it is the agent's page
  * for the channel of ctl_fd and ack_fd (proto/ctl_lock.h); NULL otherwise.
@@ -566,7 +635,6 @@ static struct ctl_lock_page *lock_page_map(int ctl_fd, int ack_fd)
 {
 	const char *env = getenv(CTL_LOCK_ENV);
 	struct stat page_st, ctl, ack;
-	struct ctl_lock_page *page;
 	int fd, seals;
 
 	if (!env || !*env || parse_int(env, &fd) || fstat(fd, &page_st) ||
@@ -575,15 +643,36 @@ static struct ctl_lock_page *lock_page_map(int ctl_fd, int ack_fd)
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(ctl_fd, &ctl) || fstat(ack_fd, &ack))
 		return NULL;
-	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (page == MAP_FAILED)
+	return lock_page_check(fd, &ctl, &ack);
+}
+
+/*
+ * The named page of a FIFO channel (proto/ctl_lock.h), mapped, when the
+ * agent made it; NULL otherwise (no such name: a shared channel, a pipe,
+ * an older agent).  The agent's page is the ctl FIFO's owner's alone; a
+ * file under the name that is not was put there by someone else, and is
+ * ignored.  It cannot be sealed (a tmpfs file is not a memfd), but only
+ * its owner, who owns the channel too, could shrink it.
+ */
+static struct ctl_lock_page *lock_page_named(int ctl_fd, int ack_fd)
+{
+	char name[CTL_LOCK_NAME_MAX];
+	struct stat page_st, ctl, ack;
+	struct ctl_lock_page *page = NULL;
+	int fd;
+
+	if (fstat(ctl_fd, &ctl) || fstat(ack_fd, &ack) || !S_ISFIFO(ctl.st_mode))
 		return NULL;
-	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)) ||
-	    page->mutex_size != sizeof(pthread_mutex_t) || page->ctl_ino != ctl.st_ino ||
-	    page->ack_ino != ack.st_ino) {
-		munmap(page, CTL_LOCK_PAGE_SIZE);
+	snprintf(name, sizeof(name), CTL_LOCK_NAME_FMT, (unsigned long long)ctl.st_dev,
+		 (unsigned long long)ctl.st_ino);
+	fd = shm_open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
 		return NULL;
-	}
+	if (fstat(fd, &page_st) == 0 && S_ISREG(page_st.st_mode) &&
+	    page_st.st_uid == ctl.st_uid && !(page_st.st_mode & 077) &&
+	    page_st.st_size >= CTL_LOCK_PAGE_SIZE)
+		page = lock_page_check(fd, &ctl, &ack);
+	close(fd);
 	return page;
 }
 
@@ -635,6 +724,13 @@ static int go_inert(struct perfgate *pg, const char *fmt, ...)
 	va_end(ap);
 	pg->inert = true;
 	return 0;
+}
+
+static bool fd_is_fifo(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
 /* Is fd one end of a pipe or FIFO, open for mode?  Its inode goes to ino. */
@@ -750,6 +846,11 @@ int perfgate_open(struct perfgate **pgp, const struct perfgate_opts *opts)
 	if (!rc && !pg->inert) {
 		pg->ctl_reader_fd = open_reader(pg->ctl_fd);
 		pg->lock_page = lock_page_map(pg->ctl_fd, pg->ack_fd);
+		if (!pg->lock_page) {
+			pg->lock_page = lock_page_named(pg->ctl_fd, pg->ack_fd);
+			pg->page_by_name = pg->lock_page != NULL;
+			pg->find_page = !pg->lock_page && fd_is_fifo(pg->ctl_fd);
+		}
 	}
 	if (rc) {
 		perfgate_close(pg);

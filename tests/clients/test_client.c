@@ -1131,6 +1131,349 @@ static int child_main(const char *mode, const char *results)
 	return 0;
 }
 
+/* ---- part 3: a FIFO channel by path, against the real agent -------------- */
+
+static char fifo_ctl[512], fifo_ack[512], fifo_page[512];
+
+/* Start the agent on the FIFOs ctl and ack; its workload, a cat, runs
+ * until *stdin_w is closed. */
+static pid_t fifo_agent_on(const char *ctl, const char *ack, bool shared, int *stdin_w)
+{
+	char spec[1100], out[512];
+	const char *argv[16];
+	int in[2], n = 0;
+	pid_t pid;
+
+	snprintf(spec, sizeof(spec), "fifo:%s,%s", ctl, ack);
+	path_of(out, sizeof(out), "fifo", "csv");
+	if (pipe2(in, O_CLOEXEC))
+		return -1;
+	argv[n++] = agent;
+	argv[n++] = "-D";
+	argv[n++] = "-1";
+	argv[n++] = "-x,";
+	argv[n++] = "-o";
+	argv[n++] = out;
+	argv[n++] = "-e";
+	argv[n++] = EV;
+	argv[n++] = "--control";
+	argv[n++] = spec;
+	if (shared)
+		argv[n++] = "--control-shared";
+	argv[n++] = "--";
+	argv[n++] = "/bin/cat";
+	argv[n] = NULL;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(open("/dev/null", O_WRONLY), 1);
+		execv(agent, (char **)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	*stdin_w = in[1];
+	return pid;
+}
+
+static pid_t fifo_agent_start(bool shared, int *stdin_w)
+{
+	return fifo_agent_on(fifo_ctl, fifo_ack, shared, stdin_w);
+}
+
+static int fifo_agent_stop(pid_t pid, int stdin_w)
+{
+	int status = -1;
+
+	close(stdin_w);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+/*
+ * Wait until the agent holds both FIFOs open.  A handle that outlived the
+ * agent before holds a reader of the ctl FIFO itself, so opening one gives
+ * no sign; a call before then would find no writer on the ack FIFO and
+ * take the agent for gone (ECONNRESET).
+ */
+static void fifo_agent_wait_on(pid_t pid, const char *ctl_path, const char *ack_path)
+{
+	const struct timespec pause_ = { 0, 5 * 1000 * 1000 };
+	struct stat ctl, ack, self_st, exe;
+	bool has_ctl = false, has_ack = false;
+	char dir[64], fd_path[320];
+
+	if (stat(ctl_path, &ctl) || stat(ack_path, &ack) || stat("/proc/self/exe", &self_st))
+		return;
+	/* Until it execs, the child has our own fds on the FIFOs. */
+	snprintf(dir, sizeof(dir), "/proc/%d/exe", (int)pid);
+	while (stat(dir, &exe) == 0 && exe.st_dev == self_st.st_dev && exe.st_ino == self_st.st_ino)
+		nanosleep(&pause_, NULL);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	while (!has_ctl || !has_ack) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		struct stat st;
+
+		has_ctl = has_ack = false;
+		while (d && (e = readdir(d))) {
+			snprintf(fd_path, sizeof(fd_path), "%s/%s", dir, e->d_name);
+			if (e->d_name[0] == '.' || stat(fd_path, &st))
+				continue;
+			has_ctl |= st.st_dev == ctl.st_dev && st.st_ino == ctl.st_ino;
+			has_ack |= st.st_dev == ack.st_dev && st.st_ino == ack.st_ino;
+		}
+		if (d)
+			closedir(d);
+		if (!has_ctl || !has_ack)
+			nanosleep(&pause_, NULL);
+	}
+}
+
+static void fifo_agent_wait(pid_t pid)
+{
+	fifo_agent_wait_on(pid, fifo_ctl, fifo_ack);
+}
+
+/* A handle by path, once the agent reads the ctl FIFO (ENXIO until then). */
+static int fifo_connect(struct perfgate **pg, int timeout_ms)
+{
+	struct perfgate_opts opts = PERFGATE_OPTS_INIT;
+	const struct timespec pause_ = { 0, 5 * 1000 * 1000 };
+	int rc;
+
+	opts.ctl_path = fifo_ctl;
+	opts.ack_path = fifo_ack;
+	opts.timeout_ms = timeout_ms;
+	while ((rc = perfgate_open(pg, &opts)) == -ENXIO)
+		nanosleep(&pause_, NULL);
+	return rc;
+}
+
+/* Does this process map the FIFO's page, the one that has that name now? */
+static bool maps_page(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[4096];
+	bool found = false;
+
+	while (maps && fgets(line, sizeof(line), maps))
+		if (strstr(line, "/dev/shm/perfgate-lock."))
+			found = strstr(line, fifo_page) && !strstr(line, "(deleted)");
+	if (maps)
+		fclose(maps);
+	return found;
+}
+
+/* How many mappings of the FIFO's page this process has. */
+static int page_maps(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[4096];
+	int n = 0;
+
+	while (maps && fgets(line, sizeof(line), maps))
+		n += strstr(line, fifo_page) && !strstr(line, "(deleted)");
+	if (maps)
+		fclose(maps);
+	return n;
+}
+
+static ino_t page_ino(void)
+{
+	struct stat st;
+
+	return stat(fifo_page, &st) ? 0 : st.st_ino;
+}
+
+/* The page, as any process of the channel's user can map it. */
+static struct ctl_lock_page *fifo_page_map(void)
+{
+	int fd = open(fifo_page, O_RDWR | O_CLOEXEC);
+	void *page;
+
+	if (fd < 0)
+		return NULL;
+	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return page == MAP_FAILED ? NULL : page;
+}
+
+/* n window pairs named name; how many did not get their own reply. */
+static int pairs(struct perfgate *pg, const char *name, int n)
+{
+	char json[PERFGATE_REPLY_MAX];
+	int failures = 0;
+
+	for (int i = 0; i < n; i++) {
+		int b = perfgate_window_begin(pg, name);
+		int e = b ? 0 : perfgate_window_end(pg, name, json, sizeof(json));
+
+		if ((b || e || !reply_is(json, name, i + 1)) && !failures++)
+			printf("# process %s, pair %d: %d/%d %s: %.200s\n", name, i, b, e,
+			       perfgate_last_error(), b || e ? "" : json);
+	}
+	return failures;
+}
+
+/*
+ * On a private FIFO channel the agent makes a named lock page, and handles
+ * opened by path take its mutex, not the record lock: a process holding
+ * that mutex stops them.  Two processes stay apart.  The page goes when
+ * the agent exits, a handle follows the next agent's page, one a killed
+ * agent left is taken over with its debt forgiven, and a --control-shared
+ * channel has none.
+ */
+static void test_fifo_page(void)
+{
+	struct perfgate *pg = NULL, *quick = NULL, *early = NULL;
+	int hold_ctl, maps_before;
+	struct ctl_lock_page *page;
+	int stdin_w, ready[2], status, failures;
+	struct stat st;
+	ino_t ino;
+	pid_t agent_pid, pid;
+	char c;
+
+	snprintf(fifo_ctl, sizeof(fifo_ctl), "%s/page.ctl", tmpdir);
+	snprintf(fifo_ack, sizeof(fifo_ack), "%s/page.ack", tmpdir);
+	if (mkfifo(fifo_ctl, 0600) || mkfifo(fifo_ack, 0600) || stat(fifo_ctl, &st) ||
+	    pipe(ready)) {
+		perror("fifo page set-up");
+		return;
+	}
+	snprintf(fifo_page, sizeof(fifo_page), "/dev/shm" CTL_LOCK_NAME_FMT,
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+
+	/* A reader of the ctl FIFO (a script holding it open read-write) lets
+	 * a handle connect before any agent reads it. */
+	hold_ctl = open(fifo_ctl, O_RDWR | O_CLOEXEC);
+	is_int(fifo_connect(&early, 10000), 0,
+	       "fifo page: a handle opened before the agent starts (another process reads the FIFO)");
+	agent_pid = fifo_agent_start(false, &stdin_w);
+	fifo_agent_wait(agent_pid);
+	is_int(fifo_connect(&pg, 10000), 0, "fifo page: a handle by path reaches the agent");
+	ok(stat(fifo_page, &st) == 0 && (st.st_mode & 0777) == 0600 && st.st_uid == geteuid(),
+	   "fifo page: the agent made /dev/shm/perfgate-lock.DEV.INO, 0600, its user's");
+	is_int(perfgate_ping(pg), 0, "fifo page: a call goes through");
+	ok(maps_page(), "fifo page: the handle maps the page");
+	maps_before = page_maps();
+	is_int(perfgate_ping(early), 0, "fifo page: the handle opened before the agent reaches it");
+	is_int(page_maps(), maps_before + 1, "fifo page: ... and takes the page the agent made since");
+	perfgate_close(early);
+	close(hold_ctl);
+
+	/* A process holding the page's mutex stops our calls: the handle takes
+	 * that mutex, where the record lock would have let it through. */
+	page = fifo_page_map();
+	pid = fork();
+	if (pid == 0) {
+		if (!page || pthread_mutex_lock(&page->mutex))
+			_exit(1);
+		put(ready[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	is_int(fifo_connect(&quick, 200), 0, "fifo page: a second handle, 200 ms timeout");
+	if (read(ready[0], &c, 1) == 1) {
+		is_int(perfgate_ping(quick), -ETIMEDOUT,
+		       "fifo page: another process holds its mutex: our call times out");
+		ok(strstr(perfgate_last_error(), "another process"),
+		   "fifo page: ... saying another process held the channel");
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	perfgate_close(quick);
+	is_int(perfgate_ping(pg), 0, "fifo page: its holder killed, the lock is ours");
+
+	/* Two processes, each with its own handle by path. */
+	pid = fork();
+	if (pid == 0) {
+		struct perfgate *own = NULL;
+
+		alarm(60);
+		_exit(fifo_connect(&own, 10000) || pairs(own, "c", 300) ? 1 : 0);
+	}
+	failures = pairs(pg, "p", 300);
+	waitpid(pid, &status, 0);
+	is_int(failures, 0, "fifo page: process p: 300 pairs, every reply its own");
+	is_int(status, 0, "fifo page: process c, at the same time: 300 pairs, every reply its own");
+
+	is_int(fifo_agent_stop(agent_pid, stdin_w), 0, "fifo page: the agent exits with 0");
+	ok(stat(fifo_page, &st) < 0 && errno == ENOENT, "fifo page: ... and removes the page");
+
+	/* No agent: the handle finds the page retired and none to follow;
+	 * its command stays in the FIFO, and its reply is owed. */
+	is_int(perfgate_ping(pg), -ECONNRESET, "fifo page: no agent: a call fails, -ECONNRESET");
+
+	/* The next agent on the same FIFOs: the handle takes its page, and the
+	 * reply owed from before is dropped, not taken for a new call's. */
+	agent_pid = fifo_agent_start(false, &stdin_w);
+	fifo_agent_wait(agent_pid);
+	is_int(perfgate_ping(pg), 0, "fifo page: the old handle reaches the next agent");
+	ok(maps_page(), "fifo page: ... through the next agent's page");
+	is_int(pairs(pg, "n", 3), 0, "fifo page: ... and every reply after is its own");
+
+	/* Killed, it leaves the page; the next agent takes it over (its clients
+	 * still map it) and forgives what the dead one owed. */
+	ino = page_ino();
+	if (page)
+		munmap(page, CTL_LOCK_PAGE_SIZE);
+	page = fifo_page_map();
+	kill(agent_pid, SIGKILL);
+	fifo_agent_stop(agent_pid, stdin_w);
+	ok(page && page_ino() == ino, "fifo page: a killed agent leaves its page");
+	if (page)
+		page->owed = 7;
+	agent_pid = fifo_agent_start(false, &stdin_w);
+	fifo_agent_wait(agent_pid);
+	ok(page && page->owed == 0, "fifo page: the next agent forgives the 7 owed replies");
+	ok(page_ino() == ino, "fifo page: the next agent keeps that page");
+	is_int(perfgate_ping(pg), 0, "fifo page: ... and a call goes through on it");
+	is_int(fifo_agent_stop(agent_pid, stdin_w), 0, "fifo page: that agent exits with 0");
+	if (page)
+		munmap(page, CTL_LOCK_PAGE_SIZE);
+
+	/* An agent killed on other FIFOs leaves its page; the next agent of
+	 * this user, on any FIFO, removes it. */
+	{
+		char other_ctl[600], other_ack[600], other_page[600];
+		struct timespec old_times[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
+		struct stat ost;
+
+		snprintf(other_ctl, sizeof(other_ctl), "%s.other", fifo_ctl);
+		snprintf(other_ack, sizeof(other_ack), "%s.other", fifo_ack);
+		if (mkfifo(other_ctl, 0600) || mkfifo(other_ack, 0600) || stat(other_ctl, &ost))
+			perror("fifo page: other FIFOs");
+		snprintf(other_page, sizeof(other_page), "/dev/shm" CTL_LOCK_NAME_FMT,
+			 (unsigned long long)ost.st_dev, (unsigned long long)ost.st_ino);
+		agent_pid = fifo_agent_on(other_ctl, other_ack, false, &stdin_w);
+		fifo_agent_wait_on(agent_pid, other_ctl, other_ack);
+		kill(agent_pid, SIGKILL);
+		fifo_agent_stop(agent_pid, stdin_w);
+		/* Pages are left alone for a minute after they were made (the
+		 * crashed agent's restart takes them over): make it old. */
+		ok(utimensat(AT_FDCWD, other_page, old_times, 0) == 0,
+		   "fifo page: an agent killed on other FIFOs leaves its page (made an hour old)");
+		agent_pid = fifo_agent_start(false, &stdin_w);
+		fifo_agent_wait(agent_pid);
+		ok(stat(other_page, &ost) < 0 && errno == ENOENT,
+		   "fifo page: ... which the next agent, on these FIFOs, removes");
+		is_int(fifo_agent_stop(agent_pid, stdin_w), 0, "fifo page: that agent exits with 0");
+	}
+
+	/* --control-shared: clients of other users could not open the page, so
+	 * there is none, and every client takes the record lock. */
+	agent_pid = fifo_agent_start(true, &stdin_w);
+	fifo_agent_wait(agent_pid);
+	is_int(perfgate_ping(pg), 0, "fifo page: --control-shared: the old handle reaches it");
+	ok(!page_ino() && !maps_page(), "fifo page: ... with no page: the record lock");
+	is_int(fifo_agent_stop(agent_pid, stdin_w), 0, "fifo page: --control-shared: exits with 0");
+	perfgate_close(pg);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 static void test_agent(void)
@@ -1194,8 +1537,10 @@ int main(int argc, char **argv)
 	test_process_lock();
 	test_page_partial_reply();
 	test_fifo_paths(tmpdir);
-	if (agent && *agent)
+	if (agent && *agent) {
 		test_agent();
+		test_fifo_page();
+	}
 	else
 		printf("ok %d # SKIP PERFGATE is not set: no tests against the agent\n", ++tap_count);
 	if (!tap_failed) {

@@ -218,6 +218,23 @@ batch() {
 	finish
 }
 
+@test "a second agent on FIFOs another agent reads is refused, naming it; the first serves on" {
+	serve
+	expect_reply ping ack
+	local first
+	first=$(agent_pid)
+	# Its own outputs: the first agent still writes to out and err.
+	status=0
+	timeout -k 2 "$PG_TIMEOUT" "$PERFGATE" -x, --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
+		"$MARKER" say ran >"$T/out2" 2>"$T/err2" </dev/null || status=$?
+	[ "$status" = 255 ] || { cat "$T/err2"; fail "status $status, not 255"; }
+	grep -qxF "perfgate: refusing control FIFO '$CTL': another perfgate (pid $first) reads it" \
+		"$T/err2" || { cat "$T/err2"; fail "not the refusal naming pid $first"; }
+	[ ! -s "$T/out2" ] || fail "the second agent's workload ran"
+	expect_reply ping ack
+	finish
+}
+
 # ---- 9a: a channel that feeds on itself ----------------------------------
 
 @test "the same FIFO or pipe as control and ack is refused at start-up" {
