@@ -15,7 +15,7 @@
  *	               PERFGATE_ACK_FD: the least a client can do
  *	libperfgate    the default handle: the channel's lock page
  *	record lock    a handle opened with PERFGATE_LOCK_FD unset: the POSIX
- *	               record lock a channel without a page gets (FIFOs)
+ *	               record lock a channel without a page gets (shared FIFOs)
  *	1proc          a handle opened single_process: no process lock
  *
  * For each: the median and 99th percentile µs per pair, the agent's CPU µs
