@@ -580,15 +580,37 @@ void counter_close(struct counter *c)
 
 /*
  * One group read of every leader fd into reading_data: nr, time enabled,
- * time running, then { value, id } per member.  A read that fails (it
- * should not on an open group) leaves nr 0, and the fd is skipped.
+ * time running, then { value, id } per member.
+ *
+ * The kernel refuses a group read with ECHILD while a copy of the group
+ * inherited by a child task differs from it: a thread or child process is
+ * exiting and its copy is being taken apart (kernel/events/core.c,
+ * __perf_read_group_add).  That lasts microseconds, unless the exiting task
+ * is preempted half-way, so the read is tried again, waiting a little
+ * longer each time, for up to a second.  Without this a window closed as a
+ * workload's thread exits read as <not counted>.  A read that still fails
+ * leaves nr 0, and the fd is skipped.
  */
+#define GROUP_READ_WAIT_NS 1000000000L
+
 static bool group_read_fd(const struct counter_group *g, size_t k, uint64_t *data)
 {
 	size_t bytes = (3 + 2 * g->n) * sizeof(*data);
+	struct timespec pause = { 0, 1000 };
+	long waited = 0;
 
-	if (read(g->leader_fds[k], data, bytes) == (ssize_t)bytes && data[0] == g->n)
-		return true;
+	for (;;) {
+		ssize_t n = read(g->leader_fds[k], data, bytes);
+
+		if (n == (ssize_t)bytes && data[0] == g->n)
+			return true;
+		if (n >= 0 || errno != ECHILD || waited >= GROUP_READ_WAIT_NS)
+			break;
+		nanosleep(&pause, NULL);
+		waited += pause.tv_nsec;
+		if (pause.tv_nsec < 1000000)
+			pause.tv_nsec *= 2;
+	}
 	data[0] = 0;
 	return false;
 }
