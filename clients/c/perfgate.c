@@ -461,12 +461,6 @@ static int round_trip(struct perfgate *pg, unsigned *owed, const char *line, cha
 	size_t len = 0;
 	int rc;
 
-	if (pg->generation != fork_generation) {
-		/* Forked: what the parent is owed and has buffered is its own. */
-		pg->generation = fork_generation;
-		pg->owed = 0;
-		pg->len = 0;
-	}
 	rc = write_line(pg, line, deadline);
 	if (rc)
 		return rc;
@@ -494,6 +488,14 @@ static int exchange(struct perfgate *pg, const char *line, char *reply, size_t r
 			    "channel busy", pg->timeout_ms);
 	if (rc)
 		return fail(rc, "cannot take the channel mutex: %s", strerror(rc));
+	if (pg->generation != fork_generation) {
+		/* Forked: what the parent is owed and has buffered is its own.
+		 * Before a lock is chosen: page_lock moves the handle's count
+		 * onto the page. */
+		pg->generation = fork_generation;
+		pg->owed = 0;
+		pg->len = 0;
+	}
 	if (pg->single_process && !forked) {
 		rc = round_trip(pg, &pg->owed, line, reply, reply_size, &deadline);
 	} else if ((rc = page_lock(pg, &deadline)) == 0) {
