@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Callable, Optional
 
 import pytest
 
@@ -23,6 +24,13 @@ from conftest import EVENTS, GETPGID, GETPPID, package_env
 def getppid_times(k: int) -> None:
     for _ in range(k):
         os.getppid()
+
+
+def page_name(ctl_path: str) -> str:
+    """Where the agent puts the lock page of the channel whose ctl FIFO is
+    ctl_path (proto/ctl_lock.h)."""
+    st = os.stat(ctl_path)
+    return f"/dev/shm/perfgate-lock.{st.st_dev}.{st.st_ino}"
 
 
 # ---- counts -------------------------------------------------------------------
@@ -216,6 +224,7 @@ def test_agent_start_failure_names_the_reason(perfgate_bin: str) -> None:
 
 def test_agent_gone_is_noticed_before_the_timeout(perfgate_bin: str) -> None:
     a = perfgate.Agent(events=[GETPPID], perfgate_bin=perfgate_bin, timeout=60)
+    page = page_name(os.path.join(a.dir, "ctl"))
     a.process.send_signal(signal.SIGKILL)
     a.process.wait(10)
     t0 = time.monotonic()
@@ -226,6 +235,11 @@ def test_agent_gone_is_noticed_before_the_timeout(perfgate_bin: str) -> None:
         a.stop()
     assert a.report is not None and a.report.status == 137
     assert not os.path.exists(a.dir)
+    # A killed agent leaves its lock page behind (for the next agent on
+    # its FIFOs); these FIFOs are gone, and a later test's may reuse the
+    # inode.
+    if os.path.exists(page):
+        os.unlink(page)
 
 
 # ---- the workload's channel: connect() -------------------------------------------
@@ -704,3 +718,284 @@ def test_agent_whose_workload_ended_stops_without_error(perfgate_bin: str) -> No
     assert a.report is not None and a.report.status == 0
     assert a.report.document is not None and a.report.document["run"]["exit_status"] == 0
     assert a.report.counts[GETPPID] == 0   # -D -1: the default window never opened
+
+
+# ---- the named lock page of a FIFO channel -----------------------------------------
+
+
+def connect_when_served(ctl: str, ack: str, proc: "subprocess.Popen[bytes]",
+                        timeout: float = 60) -> perfgate.Client:
+    """A client of the agent proc on FIFOs ctl/ack, once it answers.  Not a
+    measure of time: the bound only ends a test whose agent never comes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert proc.poll() is None, f"the agent exited ({proc.returncode})"
+        try:
+            c = perfgate.Client(ctl_path=ctl, ack_path=ack, timeout=30)
+            try:
+                # The agent opens the ctl FIFO before the ack FIFO: until it
+                # writes on the latter, a reply may find nobody there.
+                c.ping()
+                return c
+            except perfgate.AgentGone:
+                c.close()
+        except perfgate.PerfgateError as e:
+            if "no agent reads it" not in str(e):
+                raise
+        assert time.monotonic() < deadline, f"the agent did not serve {ctl} in {timeout} s"
+        time.sleep(0.02)
+
+
+def start_fifo_agent(perfgate_bin: str, ctl: str, ack: str,
+                     *options: str) -> "subprocess.Popen[bytes]":
+    """An agent serving ctl/ack, counting this process, until `stop`."""
+    return subprocess.Popen([perfgate_bin, "-D", "-1", *options, "--control", f"fifo:{ctl},{ack}",
+                             "-e", GETPPID, "-o", "/dev/null", "-p", str(os.getpid())],
+                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def stop_fifo_agent(c: perfgate.Client, proc: "subprocess.Popen[bytes]") -> None:
+    c.stop()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode(errors="replace")
+
+
+def test_private_fifo_channel_has_a_named_lock_page(perfgate_bin: str) -> None:
+    """A private FIFO channel's clients take the page the agent names after
+    the ctl FIFO, the Agent's own client too (it connects before the agent
+    has made the page), and a client in another process with them."""
+    with perfgate.Agent(events=[GETPPID], perfgate_bin=perfgate_bin, timeout=30) as a:
+        ctl, ack = os.path.join(a.dir, "ctl"), os.path.join(a.dir, "ack")
+        name = page_name(ctl)
+        st = os.stat(name)
+        assert st.st_uid == os.getuid() and st.st_mode & 0o777 == 0o600
+        assert a._page is not None and a._page.ino == st.st_ino and a._page.path == name
+        with perfgate.Client(ctl_path=ctl, ack_path=ack, timeout=30) as c:
+            assert c._page is not None and c._page.ino == st.st_ino and c._page.path == name
+            with c.window("by-path") as w:
+                getppid_times(9)
+            assert w.counts[GETPPID] == 9
+        # A program of its own on the channel: no fork handler, no shared
+        # state but the page.  Its replies and ours stay apart.
+        script = r'''
+import sys, perfgate
+c = perfgate.Client(ctl_path=sys.argv[1], ack_path=sys.argv[2], timeout=30)
+assert c._page is not None and c._page.path == sys.argv[3], "no named page"
+for i in range(1, 201):
+    with c.window("other") as w:
+        pass
+    assert w.reply["window"] == "other" and w.calls == i, w.reply
+'''
+        other = subprocess.Popen([sys.executable, "-c", script, ctl, ack, name],
+                                 env=package_env(), stderr=subprocess.PIPE, text=True)
+        for i in range(1, 201):
+            with a.window("agent") as w:
+                pass
+            assert (w.reply or {}).get("window") == "agent" and w.calls == i, w.reply
+        _, err = other.communicate(timeout=120)
+        assert other.returncode == 0, err
+    assert not os.path.exists(name)  # removed when the agent stopped
+
+
+def test_shared_fifo_channel_uses_the_record_lock(perfgate_bin: str) -> None:
+    with perfgate.Agent(events=[GETPPID], options=["--control-shared"],
+                        perfgate_bin=perfgate_bin, timeout=30) as a:
+        ctl, ack = os.path.join(a.dir, "ctl"), os.path.join(a.dir, "ack")
+        assert not os.path.exists(page_name(ctl))
+        assert a._page is None and not a._find_page  # it has stopped looking
+        with perfgate.Client(ctl_path=ctl, ack_path=ack, timeout=30) as c:
+            assert c._page is None
+            with c.window("shared") as w:
+                getppid_times(6)
+            assert w.counts[GETPPID] == 6
+            assert c._page is None and not c._find_page
+
+
+def test_client_follows_the_page_of_a_restarted_agent(perfgate_bin: str, tmp_path) -> None:
+    """An agent that stops marks its page retired; a client opened before
+    takes the page of the next agent on the same FIFOs, or the record lock
+    when that one has none."""
+    ctl, ack = str(tmp_path / "ctl"), str(tmp_path / "ack")
+    os.mkfifo(ctl, 0o600)
+    os.mkfifo(ack, 0o600)
+    name = page_name(ctl)
+    procs = []
+    try:
+        procs.append(start_fifo_agent(perfgate_bin, ctl, ack))
+        c = connect_when_served(ctl, ack, procs[-1])
+        assert c._page is not None and c._page.path == name
+        first = c._page
+        first_ino = os.stat(name).st_ino
+        assert first.ino == first_ino
+        stop_fifo_agent(c, procs[-1])
+        assert not os.path.exists(name)
+
+        procs.append(start_fifo_agent(perfgate_bin, ctl, ack))
+        probe = connect_when_served(ctl, ack, procs[-1])
+        second_ino = os.stat(name).st_ino
+        assert probe._page is not None and probe._page.ino == second_ino
+        # The first page is still mapped here, so its inode is not reused.
+        assert second_ino != first_ino
+        with c.window("again") as w:
+            getppid_times(5)
+        assert w.counts[GETPPID] == 5 and w.calls == 1
+        assert c._page is not None and c._page is not first
+        assert c._page.ino == second_ino and c._page.path == name
+        probe.close()
+        stop_fifo_agent(c, procs[-1])
+
+        procs.append(start_fifo_agent(perfgate_bin, ctl, ack, "--control-shared"))
+        probe = connect_when_served(ctl, ack, procs[-1])
+        assert probe._page is None
+        probe.close()
+        with c.window("shared") as w:
+            getppid_times(3)
+        assert w.counts[GETPPID] == 3
+        assert c._page is None
+        stop_fifo_agent(c, procs[-1])
+        c.close()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+class FakePage:
+    """A lock page made by the test under the name of FakeAgent's channel,
+    as the agent would (or, with other arguments, as it would not)."""
+
+    def __init__(self, fake: FakeAgent, mode: int = 0o600, size: int = 4096,
+                 ack_ino: Optional[int] = None, uid: int = -1) -> None:
+        self.path = page_name(fake.ctl_path)
+        ctl_ino = os.stat(fake.ctl_path).st_ino
+        if ack_ino is None:
+            ack_ino = os.stat(fake.ack_path).st_ino
+        head = (b"perfgate-lock-1\0" + ctl_ino.to_bytes(8, sys.byteorder)
+                + ack_ino.to_bytes(8, sys.byteorder))
+        # The rest zero: no replies owed, not retired, and an unlocked
+        # mutex (a zeroed pthread_mutex_t is PTHREAD_MUTEX_INITIALIZER).
+        # Anything under the name now is stale: a page an agent killed on
+        # other FIFOs left behind, whose inode the new ctl FIFO reuses.
+        self.remove()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            os.fchmod(fd, mode)
+            os.fchown(fd, uid, -1)
+            os.write(fd, head.ljust(size, b"\0"))
+        finally:
+            os.close(fd)
+        self.ino = os.stat(self.path).st_ino
+
+    def owe(self, n: int) -> None:
+        """As a client that wrote n commands and left without their replies."""
+        with open(self.path, "r+b") as f:
+            f.seek(36)
+            f.write(n.to_bytes(4, sys.byteorder))
+
+    def retire(self) -> None:
+        """What the agent does when it stops: the name goes, then the flag."""
+        with open(self.path, "r+b") as f:
+            os.unlink(self.path)
+            f.seek(40)
+            f.write((1).to_bytes(4, sys.byteorder))
+
+    def remove(self) -> None:
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+def test_named_page_is_used_only_when_it_is_the_agents(tmp_path) -> None:
+    fake = FakeAgent(tmp_path)
+    ctl, ack = fake.ctl_path, fake.ack_path
+    cases = {
+        "the agent's": dict(),
+        "others may read it": dict(mode=0o640),
+        "others may write it": dict(mode=0o602),
+        "cut short": dict(size=1024),
+        "another channel's": dict(ack_ino=1),
+    }
+    if os.geteuid() == 0:
+        cases["another user's"] = dict(uid=os.stat(ctl).st_uid + 1)
+    try:
+        for what, kwargs in cases.items():
+            page = FakePage(fake, **kwargs)
+            try:
+                with perfgate.Client(ctl_path=ctl, ack_path=ack, timeout=30) as c:
+                    if what == "the agent's":
+                        assert c._page is not None and c._page.ino == page.ino, what
+                    else:
+                        assert c._page is None, what
+            finally:
+                page.remove()
+        # A symbolic link under the name is not followed, not even to a
+        # page that would do.
+        real = FakePage(fake)
+        os.rename(real.path, real.path + ".real")
+        os.symlink(real.path + ".real", real.path)
+        try:
+            with perfgate.Client(ctl_path=ctl, ack_path=ack, timeout=30) as c:
+                assert c._page is None
+        finally:
+            os.unlink(real.path)
+            os.unlink(real.path + ".real")
+    finally:
+        fake.close()
+
+
+def test_retired_page_is_looked_for_again(tmp_path) -> None:
+    """A page found retired under its mutex is left for the page now under
+    the name, or for the record lock when there is none, with the replies
+    it owed; a client that has none looks for one on every call after, and
+    one that found none on opening until the agent first answers."""
+    fake = FakeAgent(tmp_path)
+    pages = [FakePage(fake)]
+    try:
+        c = fake.client(timeout=30)
+        assert c._page is not None and c._page.ino == pages[0].ino
+
+        def exchange(expect: str, meanwhile: Callable[[], object] = lambda: None) -> None:
+            answer = threading.Thread(
+                target=lambda: (fake.read_commands(1), meanwhile(), fake.reply(f"err {expect}")))
+            answer.start()
+            with pytest.raises(perfgate.AgentError, match=expect):
+                c.ping()
+            answer.join(30)
+
+        exchange("first")
+        # Another client left a reply unread on the old page's channel:
+        # whoever leaves the page first takes it along.
+        pages[0].owe(1)
+        fake.reply("err stale")
+        pages[0].retire()
+        pages.append(FakePage(fake))
+        assert pages[1].ino != pages[0].ino  # the first is still mapped
+        exchange("second")
+        assert c._page is not None and c._page.ino == pages[1].ino
+
+        pages[1].retire()  # and no page after it: the record lock
+        exchange("third")
+        assert c._page is None
+        # Until the next agent's page comes, on every call.
+        exchange("fourth", meanwhile=lambda: pages.append(FakePage(fake)))
+        assert c._page is None
+        exchange("fifth")
+        assert c._page is not None and c._page.ino == pages[2].ino
+        c.close()
+        pages[2].remove()
+
+        # A client that connects before the agent has made its page (as
+        # the Agent's own does) finds it once the agent answers.
+        c = fake.client(timeout=30)
+        assert c._page is None and c._find_page
+        exchange("sixth", meanwhile=lambda: pages.append(FakePage(fake)))
+        assert c._page is not None and c._page.ino == pages[3].ino
+        assert not c._find_page
+        exchange("seventh")  # under the page's mutex now
+        c.close()
+    finally:
+        for p in pages:
+            p.remove()
+        fake.close()

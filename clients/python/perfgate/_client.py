@@ -10,16 +10,22 @@ follows libperfgate (clients/c/perfgate.c) closely:
   processes see, the same one libperfgate takes, so that Python and C
   clients in one process tree serialise with each other:
 
-  - On the channel the agent gives its workload, the process-shared,
-    robust mutex in the channel's lock page (``PERFGATE_LOCK_FD``;
-    proto/ctl_lock.h has the layout), taken through ctypes with glibc's
-    ``pthread_mutex_clocklock``.  The page also counts the replies owed on
-    the channel, so a reply another process left unread is dropped here.
-  - Elsewhere, a POSIX record lock (``fcntl.lockf``, i.e. ``F_SETLK``
-    with ``F_WRLCK`` over the whole file) on the control pipe.  Record
-    locks belong to a process, not to a descriptor, which is why the thread
-    lock is one for the whole process, and why descriptors are only closed
-    under it (closing any descriptor of the pipe drops the process's lock).
+  - On a channel with a lock page, the process-shared, robust mutex in
+    the page (proto/ctl_lock.h has the layout), taken through ctypes with
+    glibc's ``pthread_mutex_clocklock``.  The channel the agent gives its
+    workload has one (``PERFGATE_LOCK_FD``), and so has a private FIFO
+    channel (``--control fifo:CTL,ACK``): /dev/shm/perfgate-lock.DEV.INO,
+    after the ctl FIFO's device and inode.  The page also counts the
+    replies owed on the channel, so a reply another process left unread is
+    dropped here.  An agent that stops serving a FIFO channel marks its
+    page retired, and the next exchange looks the name up again: an agent
+    started since on the same FIFOs has its own.
+  - Elsewhere (a shared FIFO channel, descriptors set up by hand), a POSIX
+    record lock (``fcntl.lockf``, i.e. ``F_SETLK`` with ``F_WRLCK`` over
+    the whole file) on the control pipe.  Record locks belong to a process,
+    not to a descriptor, which is why the thread lock is one for the whole
+    process, and why descriptors are only closed under it (closing any
+    descriptor of the pipe drops the process's lock).
 - fork(): a child starts with a fresh thread lock (the parent's may have
   been held by a thread the child does not have) and forgets the replies
   its parent was owed and had buffered: they are the parent's.
@@ -317,17 +323,25 @@ def _pthread() -> ctypes.CDLL:
 
 
 class _LockPage:
-    """The lock page of the workload's channel (proto/ctl_lock.h)."""
+    """The lock page of a channel (proto/ctl_lock.h): the workload's, which
+    PERFGATE_LOCK_FD names, or a FIFO channel's, which has a name."""
 
     MAGIC = b"perfgate-lock-1\0"
     SIZE = 4096
     OWED = 36
+    RETIRED = 40
     MUTEX = 64
+    # CTL_LOCK_NAME_FMT, under the directory where glibc's shm_open keeps it.
+    NAME = "/dev/shm/perfgate-lock.{dev}.{ino}"
 
-    def __init__(self, mm: mmap.mmap) -> None:
+    def __init__(self, mm: mmap.mmap, ino: int, path: Optional[str]) -> None:
         self._mm = mm
         self._cells = (ctypes.c_char * self.SIZE).from_buffer(mm)
         self._mutex = ctypes.addressof(self._cells) + self.MUTEX
+        #: The page file's inode, and its path if it is a named page (None
+        #: for the workload's page: its name is an fd number).
+        self.ino = ino
+        self.path = path
 
     @classmethod
     def map(cls, ctl_fd: int, ack_fd: int) -> Optional["_LockPage"]:
@@ -349,13 +363,66 @@ class _LockPage:
         except (OSError, AttributeError):
             return None
         ctl_ino, ack_ino = os.fstat(ctl_fd).st_ino, os.fstat(ack_fd).st_ino
-        head = mm[:32]
-        if (head[:16] != cls.MAGIC
-                or int.from_bytes(head[16:24], sys.byteorder) != ctl_ino
-                or int.from_bytes(head[24:32], sys.byteorder) != ack_ino):
+        return cls._checked(mm, ctl_ino, ack_ino, st.st_ino, None)
+
+    @classmethod
+    def named(cls, ctl_fd: int, ack_fd: int) -> Optional["_LockPage"]:
+        """The named page of the FIFO channel ctl_fd/ack_fd, when its agent
+        made one (a private channel); None otherwise (a shared channel, a
+        pipe, an older agent, no agent yet).
+
+        The agent's page is the ctl FIFO's owner's alone: a file under the
+        name that is not was put there by someone else, and is ignored.  It
+        cannot be sealed (a tmpfs file is not a memfd), but only its owner,
+        who owns the channel too, could shrink it."""
+        try:
+            ctl, ack_ino = os.fstat(ctl_fd), os.fstat(ack_fd).st_ino
+            if not stat.S_ISFIFO(ctl.st_mode):
+                return None
+            path = cls.NAME.format(dev=ctl.st_dev, ino=ctl.st_ino)
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if (not stat.S_ISREG(st.st_mode) or st.st_uid != ctl.st_uid
+                    or st.st_mode & 0o077 or st.st_size < cls.SIZE):
+                return None
+            mm = mmap.mmap(fd, cls.SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            _pthread()
+        except (OSError, AttributeError):
+            return None
+        finally:
+            os.close(fd)  # the mapping keeps the page
+        return cls._checked(mm, ctl.st_ino, ack_ino, st.st_ino, path)
+
+    @classmethod
+    def _checked(cls, mm: mmap.mmap, ctl_ino: int, ack_ino: int, ino: int,
+                 path: Optional[str]) -> Optional["_LockPage"]:
+        """The page in mm if it is the agent's for the channel of these
+        pipe inodes: one inherited or found next to other pipes is not."""
+        # The agent writes the magic last: the rest is read after it.
+        if mm[:16] != cls.MAGIC:
             mm.close()
             return None
-        return cls(mm)
+        inodes = mm[16:32]
+        if (int.from_bytes(inodes[:8], sys.byteorder) != ctl_ino
+                or int.from_bytes(inodes[8:], sys.byteorder) != ack_ino):
+            mm.close()
+            return None
+        return cls(mm, ino, path)
+
+    def close(self) -> None:
+        # The ctypes view holds an export of the mapping, which mmap
+        # refuses to close under it.
+        del self._cells
+        self._mm.close()
+
+    @property
+    def retired(self) -> bool:
+        """Set by the agent when it stops serving the channel (read under
+        the mutex)."""
+        return self._mm[self.RETIRED:self.RETIRED + 4] != b"\0\0\0\0"
 
     @property
     def owed(self) -> int:
@@ -441,6 +508,11 @@ class Client:
         self._buf = bytearray()
         self._owed = 0
         self._page: Optional[_LockPage] = None
+        # The page (if any) is, or was, a FIFO channel's named page: when it
+        # goes, every call looks for the next agent's, as libperfgate does.
+        self._page_by_name = False
+        # No page found on opening: look until the agent first answers.
+        self._find_page = False
         self._generation = _fork_generation
         # Set by Agent: returns why the agent is not running, or None.
         self._gone: Optional[Callable[[], Optional[str]]] = None
@@ -481,8 +553,21 @@ class Client:
                 self.timeout = TIMEOUT_DEFAULT
                 return
             self._connect_fds(int(ctl), int(ack), "PERFGATE_CTL_FD/PERFGATE_ACK_FD")
-        if self._ctl >= 0 and _adopt is None:
-            self._page = _LockPage.map(self._ctl, self._ack)
+        if self._ctl >= 0:
+            # Every client of a channel that has a page must take its mutex
+            # (the page and the record lock do not exclude each other): the
+            # workload's page, else a FIFO channel's named page, also for
+            # the Agent's own descriptors.
+            if _adopt is None:
+                self._page = _LockPage.map(self._ctl, self._ack)
+            if self._page is None:
+                self._page = _LockPage.named(self._ctl, self._ack)
+                self._page_by_name = self._page is not None
+            # The agent makes a FIFO channel's page before it reads the ctl
+            # FIFO, but a reader of ours (the Agent's descriptors, opened
+            # read-write) lets us connect before that: keep looking until
+            # the agent has answered.
+            self._find_page = self._page is None
         try:
             self.timeout = _timeout_from(timeout)
         except BaseException:
@@ -581,10 +666,46 @@ class Client:
         try:
             if self._closed:
                 raise PerfgateError(f"{what}: the client is closed")
-            page = self._page
-            if page is not None:
+            if self._generation != _fork_generation:
+                # Forked: what the parent was owed and had buffered is its
+                # own (also when this call moves to another lock, below),
+                # and a poll object a parent's thread was waiting in is
+                # marked busy for good (select.poll: "concurrent poll()
+                # invocation").
+                self._generation = _fork_generation
+                self._owed = 0
+                self._buf.clear()
+                self._make_pollers()
+            while True:
+                if self._page is None and (self._page_by_name or self._find_page):
+                    self._page = _LockPage.named(self._ctl, self._ack)
+                    if self._page is not None:
+                        self._page_by_name = True
+                page = self._page
+                if page is None:
+                    break
                 page.lock(deadline, what, timeout)
+                if page.retired:
+                    # The agent that made the page no longer serves the
+                    # channel (it removed the name first).  One started
+                    # since on the same FIFOs has a page of its own, or
+                    # none, and its other clients take that: so does this
+                    # one, taking along the replies the old page owed (the
+                    # first client to leave it takes them all) for
+                    # whichever lock comes next.  The workload's page has
+                    # no successor.
+                    self._owed += page.owed
+                    page.owed = 0
+                    page.unlock()
+                    page.close()
+                    self._page = None
+                    continue
                 try:
+                    if self._owed:
+                        # Replies owed under the lock this client held
+                        # before are owed on this page now.
+                        page.owed += self._owed
+                        self._owed = 0
                     return self._round_trip(data, what, deadline, timeout)
                 finally:
                     # A call that timed out may leave the head of its reply
@@ -592,11 +713,19 @@ class Client:
                     # next holder, in any process, reads the rest as one.
                     self._buf.clear()
                     page.unlock()
+            looking = self._find_page
             self._record_lock(deadline, what, timeout)
             try:
                 return self._round_trip(data, what, deadline, timeout)
             finally:
                 fcntl.lockf(self._ctl, fcntl.LOCK_UN)
+                if looking and not self._find_page:
+                    # The agent answered, so it serves the channel: its
+                    # page, if it makes one, exists now.  No page then
+                    # means none to find (a shared channel): stop looking.
+                    self._page = _LockPage.named(self._ctl, self._ack)
+                    if self._page is not None:
+                        self._page_by_name = True
         finally:
             _release(lock)
 
@@ -622,18 +751,11 @@ class Client:
             pause = min(pause * 2, 1e-3)
 
     def _round_trip(self, data: bytes, what: str, deadline: float, timeout: float) -> str:
-        if self._generation != _fork_generation:
-            # Forked: what the parent was owed and had buffered is its own,
-            # and a poll object a parent's thread was waiting in is marked
-            # busy for good (select.poll: "concurrent poll() invocation").
-            self._generation = _fork_generation
-            self._owed = 0
-            self._buf.clear()
-            self._make_pollers()
         self._write(data, what, deadline, timeout)
         self._owe(1)
         while True:
             line = self._read_line(what, deadline, timeout)
+            self._find_page = False  # an agent serves the channel
             if self._owe(-1) == 0:
                 return self._use(line, what)
 
