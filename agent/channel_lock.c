@@ -106,13 +106,16 @@ static struct ctl_lock_page *named_page_map(int fd)
 	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (page == MAP_FAILED)
 		return NULL;
+	/* The magic is written last (page_init): the rest is read after it. */
+	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)))
+		goto not_one;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)) ||
-	    page->mutex_size != sizeof(pthread_mutex_t)) {
-		munmap(page, CTL_LOCK_PAGE_SIZE);
-		return NULL;
-	}
+	if (page->mutex_size != sizeof(pthread_mutex_t))
+		goto not_one;
 	return page;
+not_one:
+	munmap(page, CTL_LOCK_PAGE_SIZE);
+	return NULL;
 }
 
 /* The page is this channel's: what its clients check too (clients/c/perfgate.c). */
