@@ -48,11 +48,11 @@
  * page an agent killed (SIGKILL, a crash) left behind is taken over by the
  * next agent on that FIFO, whose clients may still map it, and once a
  * minute old removed by any other agent of the same user that starts, so
- * none pile up.  A
- * client uses a named page only if the ctl FIFO's owner owns it, nobody
- * else may read or write it, and the rest of this layout matches; anything
- * else it finds under the name was not made by the agent, and the client
- * keeps the record lock, as every client of a shared channel does.
+ * none pile up.  A client uses a named page only if the ctl FIFO's owner
+ * owns it, nobody else may read or write it, and the rest of this layout
+ * matches; anything else it finds under the name was not made by the
+ * agent, and the client keeps the record lock, as every client of a shared
+ * channel does.
  *
  * Pure layout, no I/O: the agent creates the page (agent/channel_lock.c),
  * the clients map it.
