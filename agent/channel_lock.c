@@ -87,12 +87,6 @@ fail:
 #define SHM_DIR "/dev/shm"
 #define NAME_PREFIX "perfgate-lock."
 
-void channel_lock_name(char name[CTL_LOCK_NAME_MAX], const struct stat *ctl)
-{
-	snprintf(name, CTL_LOCK_NAME_MAX, CTL_LOCK_NAME_FMT, (unsigned long long)ctl->st_dev,
-		 (unsigned long long)ctl->st_ino);
-}
-
 /* A named page of this user's in fd, mapped, whatever its channel; NULL
  * for anything else under such a name, or a page still being made. */
 static struct ctl_lock_page *named_page_map(int fd)
@@ -106,14 +100,8 @@ static struct ctl_lock_page *named_page_map(int fd)
 	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (page == MAP_FAILED)
 		return NULL;
-	/* The magic is written last (page_init): the rest is read after it. */
-	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)))
-		goto not_one;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (page->mutex_size != sizeof(pthread_mutex_t))
-		goto not_one;
-	return page;
-not_one:
+	if (ctl_lock_page_whole(page))
+		return page;
 	munmap(page, CTL_LOCK_PAGE_SIZE);
 	return NULL;
 }

@@ -17,8 +17,6 @@
  */
 int channel_lock_create(int ctl_fd, int ack_fd);
 
-/* The name of the page of the FIFO channel whose ctl FIFO is ctl. */
-void channel_lock_name(char name[CTL_LOCK_NAME_MAX], const struct stat *ctl);
 /*
  * Make (or take over from a killed agent) the named page of a private FIFO
  * channel, mapped, in *out; before the ctl FIFO is opened, so that no

@@ -361,7 +361,7 @@ static int control_publish_lock(struct control_channel *ch, const struct control
 	if (lstat(spec->ctl_path, &ctl) || lstat(spec->ack_path, &ack) ||
 	    !S_ISFIFO(ctl.st_mode) || !S_ISFIFO(ack.st_mode))
 		return 0;
-	channel_lock_name(ch->lock_name, &ctl);
+	ctl_lock_name(ch->lock_name, &ctl);
 	return channel_lock_publish(ch->lock_name, spec->ctl_path, &ctl, &ack, &ch->lock_page);
 }
 
@@ -375,7 +375,7 @@ static int control_check_lock(struct control_channel *ch, const struct control_s
 	    ctl.st_ino == ch->lock_page->ctl_ino && ack.st_ino == ch->lock_page->ack_ino) {
 		char name[CTL_LOCK_NAME_MAX];
 
-		channel_lock_name(name, &ctl);
+		ctl_lock_name(name, &ctl);
 		if (!strcmp(name, ch->lock_name))
 			return 0;
 	}

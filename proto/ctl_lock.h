@@ -61,8 +61,12 @@
 #define PERFGATE_PROTO_CTL_LOCK_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #define CTL_LOCK_MAGIC "perfgate-lock-1"
 #define CTL_LOCK_ENV "PERFGATE_LOCK_FD"
@@ -92,5 +96,25 @@ _Static_assert(offsetof(struct ctl_lock_page, mutex) == CTL_LOCK_MUTEX_OFFSET,
 _Static_assert(offsetof(struct ctl_lock_page, alive) == CTL_LOCK_ALIVE_OFFSET,
 	       "the agent's mutex sits after the clients' one");
 _Static_assert(sizeof(struct ctl_lock_page) <= CTL_LOCK_PAGE_SIZE, "one page");
+
+/* The name of the page of the FIFO channel whose ctl FIFO is ctl. */
+static inline void ctl_lock_name(char name[CTL_LOCK_NAME_MAX], const struct stat *ctl)
+{
+	snprintf(name, CTL_LOCK_NAME_MAX, CTL_LOCK_NAME_FMT, (unsigned long long)ctl->st_dev,
+		 (unsigned long long)ctl->st_ino);
+}
+
+/*
+ * Is the mapped page a whole page of this layout, made by a libc whose
+ * mutex is ours?  The agent writes the magic last, so the rest is read
+ * only after it: a page still being made is not one yet.
+ */
+static inline bool ctl_lock_page_whole(const struct ctl_lock_page *page)
+{
+	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)))
+		return false;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return page->mutex_size == sizeof(pthread_mutex_t);
+}
 
 #endif

@@ -613,16 +613,9 @@ static struct ctl_lock_page *lock_page_check(int fd, const struct stat *ctl, con
 	page = mmap(NULL, CTL_LOCK_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (page == MAP_FAILED)
 		return NULL;
-	/* The agent writes the magic last (agent/channel_lock.c): the rest
-	 * is read after it. */
-	if (memcmp(page->magic, CTL_LOCK_MAGIC, sizeof(CTL_LOCK_MAGIC)))
-		goto not_ours;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (page->mutex_size != sizeof(pthread_mutex_t) || page->ctl_ino != ctl->st_ino ||
-	    page->ack_ino != ack->st_ino)
-		goto not_ours;
-	return page;
-not_ours:
+	if (ctl_lock_page_whole(page) && page->ctl_ino == ctl->st_ino &&
+	    page->ack_ino == ack->st_ino)
+		return page;
 	munmap(page, CTL_LOCK_PAGE_SIZE);
 	return NULL;
 }
@@ -665,8 +658,7 @@ static struct ctl_lock_page *lock_page_named(int ctl_fd, int ack_fd)
 
 	if (fstat(ctl_fd, &ctl) || fstat(ack_fd, &ack) || !S_ISFIFO(ctl.st_mode))
 		return NULL;
-	snprintf(name, sizeof(name), CTL_LOCK_NAME_FMT, (unsigned long long)ctl.st_dev,
-		 (unsigned long long)ctl.st_ino);
+	ctl_lock_name(name, &ctl);
 	fd = shm_open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return NULL;
