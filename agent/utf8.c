@@ -1,5 +1,6 @@
 /*
- * utf8: validity per RFC 3629, and the U+FFFD replacement of stray bytes.
+ * utf8: the U+FFFD replacement of stray bytes in NUL-terminated text
+ * (proto/utf8.c judges each sequence).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -7,37 +8,10 @@
 
 #include "agent/utf8.h"
 
-static int utf8_cont(unsigned char c)
+/* s is NUL-terminated: a sequence ends at its NUL at the latest. */
+size_t utf8_char_len(const char *s)
 {
-	return (c & 0xc0) == 0x80;
-}
-
-size_t utf8_char_len(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return utf8_cont(s[1]) ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		/* Not overlong (E0), not a surrogate (ED). */
-		if (c == 0xe0)
-			lo = 0xa0;
-		if (c == 0xed)
-			hi = 0x9f;
-		return s[1] >= lo && s[1] <= hi && utf8_cont(s[2]) ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		/* Not overlong (F0), not past U+10FFFF (F4). */
-		if (c == 0xf0)
-			lo = 0x90;
-		if (c == 0xf4)
-			hi = 0x8f;
-		return s[1] >= lo && s[1] <= hi && utf8_cont(s[2]) && utf8_cont(s[3]) ? 4 : 0;
-	}
-	return 0;
+	return utf8_seq_len(s, strnlen(s, 4));
 }
 
 bool utf8_valid(const char *s)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define UTF8_REPLACEMENT "\xef\xbf\xbd"	/* U+FFFD */
+#include "proto/utf8.h"
 
 /* Length (1-4) of the well-formed sequence at the start of the
  * NUL-terminated s, or 0 when its first byte does not start one. */

@@ -1,6 +1,6 @@
 /*
  * ctl_proto.c: framing, parsing and reply formatting for the control
- * protocol (DESIGN.md section 5; the API is described in ctl_proto.h).
+ * protocol (docs/protocol.md; the API is described in ctl_proto.h).
  *
  * Everything here works on caller-owned buffers: no I/O, no allocation, no
  * global state.  Bytes come from a file descriptor the agent does not trust,
@@ -9,6 +9,7 @@
  * the framer delivered).
  */
 #include "proto/ctl_proto.h"
+#include "proto/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,10 +62,15 @@ static void framer_append(struct ctl_framer *framer, const char *data, size_t n,
 	framer->discarding = true;
 }
 
-/* A terminator ends either a normal line or the tail of a too-long one. */
+/*
+ * A terminator ends either a normal line or the tail of a too-long one.  An
+ * empty line is no command: perf answers it with nothing, and a client
+ * that writes sizeof("disable\n") bytes sends "disable\n\0", whose NUL
+ * must not cost it a second reply.
+ */
 static void framer_end_line(struct ctl_framer *framer, ctl_line_fn on_line, void *ctx)
 {
-	if (!framer->discarding)
+	if (!framer->discarding && !ctl_line_is_empty(framer->line, framer->len))
 		on_line(ctx, framer->line, framer->len, false);
 	framer->len = 0;
 	framer->discarding = false;
@@ -85,9 +91,28 @@ void ctl_framer_feed(struct ctl_framer *framer, const char *data, size_t n,
 	}
 }
 
+size_t ctl_framer_partial(const struct ctl_framer *framer, const char **partial)
+{
+	*partial = framer->line;
+	return framer->discarding ? 0 : framer->len;
+}
+
+bool ctl_framer_settle(struct ctl_framer *framer, ctl_line_fn on_line, void *ctx)
+{
+	size_t len = framer->len;
+
+	if (framer->discarding || len == 0 || !ctl_command_is_whole(framer->line, len))
+		return false;
+	framer->len = 0;
+	on_line(ctx, framer->line, len, false);
+	return true;
+}
+
+/* Blanks left by a writer are no command and not worth a warning either. */
 size_t ctl_framer_discard(struct ctl_framer *framer, const char **partial)
 {
-	size_t len = framer->discarding ? 0 : framer->len;
+	size_t len = framer->discarding || ctl_line_is_empty(framer->line, framer->len) ?
+		     0 : framer->len;
 
 	*partial = framer->line;
 	framer->len = 0;
@@ -190,7 +215,8 @@ static bool word_is(const struct word *w, const char *lit)
 /* dst holds CTL_LINE_MAX + 1 bytes and len <= CTL_LINE_MAX (checked on entry). */
 static void copy_field(char *dst, const char *src, size_t len)
 {
-	memcpy(dst, src, len);
+	if (len > 0)
+		memcpy(dst, src, len);
 	dst[len] = '\0';
 }
 
@@ -220,31 +246,68 @@ static int check_name(const struct word *w, const char *what, struct err_buf *er
 
 /* ---- command parsers ---------------------------------------------------- */
 
+/*
+ * What a parser found, as words of the line: copied into a struct
+ * ctl_command only once the whole line has parsed, so that judging a
+ * line (ctl_command_is_whole) needs no command to fill.
+ */
+struct parsed {
+	enum ctl_cmd_kind kind;
+	struct word name;	/* EVENT, NAME or the evlist options; len 0: none */
+	struct word spec;
+	char opts[4];		/* evlist's option letters, NUL-terminated */
+};
+
 /* "enable"/"e"/"disable"/"d" with an optional EVENT, left for the agent to resolve. */
-static int parse_toggle(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+static int parse_toggle(struct cursor *cur, struct parsed *p, struct err_buf *err)
 {
 	struct word ev;
 
 	if (!next_word(cur, &ev, 0))
 		return 0;
 	if (!at_end(cur))
-		return fail(err, "'%s' takes at most one EVENT", ctl_command_name(cmd->kind));
-	copy_field(cmd->name, ev.s, ev.len);
+		return fail(err, "'%s' takes at most one EVENT", ctl_command_name(p->kind));
+	p->name = ev;
 	return 0;
 }
 
-static int parse_no_arg(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+static int parse_no_arg(struct cursor *cur, struct parsed *p, struct err_buf *err)
 {
 	if (!at_end(cur))
-		return fail(err, "'%s' takes no argument", ctl_command_name(cmd->kind));
+		return fail(err, "'%s' takes no argument", ctl_command_name(p->kind));
+	return 0;
+}
+
+/*
+ * perf's "evlist [-v|-g|-F]": list the events (-v with their attributes,
+ * -g with their groups, -F with their sample frequency).  perf takes one
+ * option; more, each once, are accepted here.
+ */
+static int parse_evlist(struct cursor *cur, struct parsed *p, struct err_buf *err)
+{
+	static const char letters[] = "vgF";
+	struct word opt;
+	size_t n = 0;
+
+	while (next_word(cur, &opt, 0)) {
+		const char *l = opt.len == 2 && opt.s[0] == '-' ?
+				memchr(letters, opt.s[1], sizeof(letters) - 1) : NULL;
+
+		if (!l)
+			return fail(err, "'evlist' takes -v, -g or -F");
+		if (memchr(p->opts, *l, n))
+			continue;
+		p->opts[n++] = *l;
+	}
+	p->opts[n] = '\0';
 	return 0;
 }
 
 /* The single NAME of "window begin/end NAME" and "range unload NAME". */
-static int parse_one_name(struct cursor *cur, struct ctl_command *cmd,
+static int parse_one_name(struct cursor *cur, struct parsed *p,
 			  const char *what, struct err_buf *err)
 {
-	const char *verb = ctl_command_name(cmd->kind);
+	const char *verb = ctl_command_name(p->kind);
 	struct word name;
 
 	if (!next_word(cur, &name, 0))
@@ -253,22 +316,22 @@ static int parse_one_name(struct cursor *cur, struct ctl_command *cmd,
 		return -1;
 	if (!at_end(cur))
 		return fail(err, "'%s' takes exactly one NAME", verb);
-	copy_field(cmd->name, name.s, name.len);
+	p->name = name;
 	return 0;
 }
 
-static int parse_window(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+static int parse_window(struct cursor *cur, struct parsed *p, struct err_buf *err)
 {
 	struct word sub;
 
 	next_word(cur, &sub, 0);
 	if (word_is(&sub, "begin"))
-		cmd->kind = CTL_CMD_WINDOW_BEGIN;
+		p->kind = CTL_CMD_WINDOW_BEGIN;
 	else if (word_is(&sub, "end"))
-		cmd->kind = CTL_CMD_WINDOW_END;
+		p->kind = CTL_CMD_WINDOW_END;
 	else
 		return fail(err, "'window' needs 'begin' or 'end'");
-	return parse_one_name(cur, cmd, "window", err);
+	return parse_one_name(cur, p, "window", err);
 }
 
 /*
@@ -276,7 +339,7 @@ static int parse_window(struct cursor *cur, struct ctl_command *cmd, struct err_
  * "NAME=SPEC" works too; SPEC is the rest of the (trimmed) line, verbatim,
  * for the range grammar parser to judge.
  */
-static int parse_range_load(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+static int parse_range_load(struct cursor *cur, struct parsed *p, struct err_buf *err)
 {
 	struct word name;
 
@@ -291,28 +354,30 @@ static int parse_range_load(struct cursor *cur, struct ctl_command *cmd, struct 
 	cur->pos++;
 	if (at_end(cur))
 		return fail(err, "'range load' needs a SPEC after '='");
-	copy_field(cmd->name, name.s, name.len);
-	copy_field(cmd->spec, cur->base + cur->pos, cur->end - cur->pos);
+	p->name = name;
+	p->spec.s = cur->base + cur->pos;
+	p->spec.len = cur->end - cur->pos;
+	p->spec.off = cur->pos;
 	return 0;
 }
 
-static int parse_range(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+static int parse_range(struct cursor *cur, struct parsed *p, struct err_buf *err)
 {
 	struct word sub;
 
 	next_word(cur, &sub, 0);
 	if (word_is(&sub, "load")) {
-		cmd->kind = CTL_CMD_RANGE_LOAD;
-		return parse_range_load(cur, cmd, err);
+		p->kind = CTL_CMD_RANGE_LOAD;
+		return parse_range_load(cur, p, err);
 	}
 	if (word_is(&sub, "unload")) {
-		cmd->kind = CTL_CMD_RANGE_UNLOAD;
-		return parse_one_name(cur, cmd, "range", err);
+		p->kind = CTL_CMD_RANGE_UNLOAD;
+		return parse_one_name(cur, p, "range", err);
 	}
 	return fail(err, "'range' needs 'load' or 'unload'");
 }
 
-typedef int (*cmd_parser)(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err);
+typedef int (*cmd_parser)(struct cursor *cur, struct parsed *p, struct err_buf *err);
 
 /* First words, matched exactly: perf acks "enablexyz", we do not. */
 static const struct {
@@ -328,6 +393,7 @@ static const struct {
 	{ "snapshot", CTL_CMD_SNAPSHOT,     parse_no_arg },
 	{ "stop",     CTL_CMD_STOP,         parse_no_arg },
 	{ "hello",    CTL_CMD_HELLO,        parse_no_arg },
+	{ "evlist",   CTL_CMD_EVLIST,       parse_evlist },
 	{ "window",   CTL_CMD_WINDOW_BEGIN, parse_window },
 	{ "range",    CTL_CMD_RANGE_LOAD,   parse_range },
 };
@@ -342,6 +408,14 @@ static void trim(struct cursor *cur)
 	while (cur->end > 0 && (s[cur->end - 1] == '\r' || is_blank(s[cur->end - 1])))
 		cur->end--;
 	skip_blanks(cur);
+}
+
+bool ctl_line_is_empty(const char *line, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!is_blank(line[i]) && line[i] != '\r')
+			return false;
+	return true;
 }
 
 /*
@@ -360,20 +434,41 @@ static int check_bytes(const struct cursor *cur, struct err_buf *err)
 	return 0;
 }
 
-static int dispatch(struct cursor *cur, struct ctl_command *cmd, struct err_buf *err)
+/*
+ * How many bytes of w to quote in a reason: at most CTL_NAME_MAX, and never
+ * the first bytes of a UTF-8 character whose rest is cut off.  A byte that
+ * is no part of a valid sequence counts as one (the reply shows it as
+ * U+FFFD).
+ */
+static size_t quote_len(const struct word *w)
+{
+	size_t n = 0;
+
+	while (n < w->len) {
+		size_t c = utf8_seq_len(w->s + n, w->len - n);
+
+		if (c == 0)
+			c = 1;
+		if (n + c > CTL_NAME_MAX)
+			break;
+		n += c;
+	}
+	return n;
+}
+
+static int dispatch(struct cursor *cur, struct parsed *p, struct err_buf *err)
 {
 	struct word first;
 
 	next_word(cur, &first, 0);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (word_is(&first, commands[i].word)) {
-			cmd->kind = commands[i].kind;
-			return commands[i].parse(cur, cmd, err);
+			p->kind = commands[i].kind;
+			return commands[i].parse(cur, p, err);
 		}
 	}
 	/* Quote a bounded prefix: the reply must stay short whatever was sent. */
-	return fail(err, "unknown command '%.*s'",
-		    (int)(first.len < CTL_NAME_MAX ? first.len : CTL_NAME_MAX), first.s);
+	return fail(err, "unknown command '%.*s'", (int)quote_len(&first), first.s);
 }
 
 int ctl_command_parse(const char *line, size_t len, struct ctl_command *cmd,
@@ -381,23 +476,34 @@ int ctl_command_parse(const char *line, size_t len, struct ctl_command *cmd,
 {
 	struct err_buf err = { reason_buf, reason_cap };
 	struct cursor cur = { line, 0, len };
+	struct parsed p;
 
-	cmd->name[0] = '\0';
-	cmd->spec[0] = '\0';
+	memset(&p, 0, sizeof(p));
+	if (cmd) {
+		cmd->name[0] = '\0';
+		cmd->spec[0] = '\0';
+	}
 	if (len > CTL_LINE_MAX)
 		return fail(&err, "%s", CTL_ERR_TOO_LONG);
 	trim(&cur);
 	if (cur.pos == cur.end)
 		return fail(&err, "empty command");
-	if (check_bytes(&cur, &err) < 0)
+	if (check_bytes(&cur, &err) < 0 || dispatch(&cur, &p, &err) < 0)
 		return -1;
-	if (dispatch(&cur, cmd, &err) < 0) {
-		/* Leave no half-filled fields behind for a careless caller. */
-		cmd->name[0] = '\0';
-		cmd->spec[0] = '\0';
-		return -1;
+	if (cmd) {
+		cmd->kind = p.kind;
+		if (p.kind == CTL_CMD_EVLIST)
+			copy_field(cmd->name, p.opts, strlen(p.opts));
+		else
+			copy_field(cmd->name, p.name.s, p.name.len);
+		copy_field(cmd->spec, p.spec.s, p.spec.len);
 	}
 	return 0;
+}
+
+bool ctl_command_is_whole(const char *line, size_t len)
+{
+	return ctl_command_parse(line, len, NULL, NULL, 0) == 0;
 }
 
 const char *ctl_command_name(enum ctl_cmd_kind kind)
@@ -413,6 +519,7 @@ const char *ctl_command_name(enum ctl_cmd_kind kind)
 	case CTL_CMD_WINDOW_END:	return "window end";
 	case CTL_CMD_RANGE_LOAD:	return "range load";
 	case CTL_CMD_RANGE_UNLOAD:	return "range unload";
+	case CTL_CMD_EVLIST:		return "evlist";
 	}
 	return "unknown";
 }
@@ -420,26 +527,35 @@ const char *ctl_command_name(enum ctl_cmd_kind kind)
 /* ---- replies ------------------------------------------------------------ */
 
 /*
- * How many bytes of text fit in room.  A cut inside a UTF-8 sequence would
- * hand clients an invalid string, so the cut moves back to a sequence
- * start, unless that would leave nothing (a reason cut short still helps).
+ * Copy text into dst, at most room bytes, as valid UTF-8 on one line:
+ * control bytes become spaces, a byte that starts no well-formed sequence
+ * becomes U+FFFD, and the copy stops before a character that does not fit
+ * whole.  Returns the bytes written.
  */
-static size_t fit_text(const char *text, size_t room)
+static size_t copy_text(char *dst, size_t room, const char *text)
 {
-	size_t len = strlen(text), cut = room;
+	size_t in = 0, o = 0, left = strlen(text);
 
-	if (len <= room)
-		return len;
-	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
-		cut--;
-	return cut > 0 ? cut : room;
-}
+	while (in < left) {
+		size_t c = utf8_seq_len(text + in, left - in);
+		const char *src = text + in;
+		size_t out_len = c;
 
-/* Copy text, turning control bytes into spaces so the reply stays one line. */
-static void copy_sanitized(char *dst, const char *src, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		dst[i] = is_control((unsigned char)src[i]) ? ' ' : src[i];
+		if (c == 0) {
+			src = UTF8_REPLACEMENT;
+			out_len = UTF8_REPLACEMENT_LEN;
+			c = 1;
+		}
+		if (o + out_len > room)
+			break;
+		if (out_len == 1 && is_control((unsigned char)*src))
+			dst[o] = ' ';
+		else
+			memcpy(dst + o, src, out_len);
+		o += out_len;
+		in += c;
+	}
+	return o;
 }
 
 size_t ctl_reply_format(char *out, size_t cap, bool ok, const char *text)
@@ -457,12 +573,12 @@ size_t ctl_reply_format(char *out, size_t cap, bool ok, const char *text)
 	}
 	/*
 	 * "err" alone would not parse as a reply: an error always has a
-	 * reason, and one that cannot keep a single byte does not fit.
+	 * reason, and one that cannot keep a single character does not fit.
 	 */
 	if (!ok && (!text || !*text))
 		text = "unspecified error";
 	if (text && cap > bare + 1)
-		tlen = fit_text(text, cap - bare - 1);
+		tlen = copy_text(out + 4, cap - bare - 1, text);
 	if (!ok && tlen == 0) {
 		out[0] = '\0';
 		return 0;
@@ -470,7 +586,6 @@ size_t ctl_reply_format(char *out, size_t cap, bool ok, const char *text)
 	memcpy(out, ok ? "ack" : "err", 3);
 	if (tlen > 0) {
 		out[n++] = ' ';
-		copy_sanitized(out + n, text, tlen);
 		n += tlen;
 	}
 	out[n++] = '\n';

@@ -6,16 +6,20 @@
  * in pieces whose sizes derive from the input itself (how the kernel splits
  * reads must never change what the agent does), and by a byte-at-a-time
  * model of the rules in ctl_proto.h, written as plainly as possible so
- * that it can serve as the oracle.  All three must deliver the same lines.
- * Every line is parsed and answered the way the agent answers it, and
- * every reply, also one echoing the raw input, must keep the framing
- * clients rely on: ends with "\n\0", no other '\n' or NUL, at most
- * its buffer (CTL_REPLY_MAX + 16) bytes, and parses back as the same kind of reply.
+ * that it can serve as the oracle.  All three must deliver the same lines
+ * and hold the same unterminated bytes; settling those (the fd ran dry)
+ * must do the same in both framers, and deliver them exactly when they
+ * parse.  Every line is parsed and answered the way the agent answers it,
+ * and every reply, also one echoing the raw input, must keep the framing
+ * clients rely on: ends with "\n\0", no other '\n' or NUL, at most its
+ * buffer (CTL_REPLY_MAX + 16) bytes, valid UTF-8, and parses back as the
+ * same kind of reply.
  *
  * Build: clang -g -O1 -I. -fsanitize=fuzzer,address,undefined \
- *        -o fuzz_proto tests/fuzz/fuzz_proto.c proto/ctl_proto.c
+ *        -o fuzz_proto tests/fuzz/fuzz_proto.c proto/ctl_proto.c proto/utf8.c
  */
 #include "proto/ctl_proto.h"
+#include "proto/utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +62,8 @@ static void check_reply(const char *out, size_t n, bool want_ok)
 	CHECK(out[n - 2] == '\n' && out[n - 1] == '\0');
 	CHECK(memchr(out, '\n', n - 2) == NULL);
 	CHECK(memchr(out, '\0', n - 2) == NULL);
+	for (size_t i = 0, c; i < n - 2; i += c)
+		CHECK((c = utf8_seq_len(out + i, n - 2 - i)) > 0);
 	CHECK(ctl_reply_parse(out, n - 2, &got_ok, &text, &tlen) == 0);
 	CHECK(got_ok == want_ok);
 	CHECK(text >= out && text + tlen <= out + n - 2);
@@ -77,7 +83,9 @@ static void reply(const char *text, bool ok, size_t small_cap)
 		small_cap = sizeof(out);
 	n = ctl_reply_format(out, small_cap, ok, text);
 	CHECK(n <= small_cap);
-	CHECK(n > 0 || small_cap < 7 || (ok && small_cap < 5));
+	/* An err needs room for the first character of its reason (up to 4
+	 * bytes, U+FFFD for a stray byte is 3). */
+	CHECK(n > 0 || small_cap < 10 || (ok && small_cap < 5));
 	if (n > 0)
 		check_reply(out, n, ok);
 }
@@ -89,8 +97,10 @@ static void check_command(const struct ctl_command *cmd)
 
 	CHECK(name_len <= CTL_LINE_MAX && spec_len <= CTL_LINE_MAX);
 	CHECK(strcmp(ctl_command_name(cmd->kind), "unknown") != 0);
-	if (cmd->kind >= CTL_CMD_WINDOW_BEGIN)
+	if (cmd->kind >= CTL_CMD_WINDOW_BEGIN && cmd->kind <= CTL_CMD_RANGE_UNLOAD)
 		CHECK(name_len >= 1 && name_len <= CTL_NAME_MAX);
+	if (cmd->kind == CTL_CMD_EVLIST)
+		CHECK(name_len <= 3 && strspn(cmd->name, "vgF") == name_len);
 	CHECK((cmd->kind == CTL_CMD_RANGE_LOAD) == (spec_len > 0));
 }
 
@@ -142,8 +152,19 @@ static void on_line(void *ctx, const char *line, size_t len, bool too_long)
 		CHECK(text >= line && text + tlen <= line + len);
 }
 
-/* The oracle: the framing rules of ctl_proto.h, one byte at a time. */
-static void model_feed(const uint8_t *data, size_t size, struct pass *p)
+/* The model's idea of an empty line: blanks and '\r' only. */
+static bool model_empty(const char *line, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return false;
+	return true;
+}
+
+/* The oracle: the framing rules of ctl_proto.h, one byte at a time.
+ * Returns the unterminated bytes left (0 inside a too-long line). */
+static size_t model_feed(const uint8_t *data, size_t size, struct pass *p,
+			 const char **partial)
 {
 	static char line[CTL_LINE_MAX];
 	size_t len = 0;
@@ -152,7 +173,7 @@ static void model_feed(const uint8_t *data, size_t size, struct pass *p)
 	for (size_t i = 0; i < size; i++) {
 		bool term = data[i] == '\n' || data[i] == '\0';
 
-		if (term && !discarding)
+		if (term && !discarding && !model_empty(line, len))
 			on_line(p, line, len, false);
 		if (term) {
 			len = 0;
@@ -167,6 +188,8 @@ static void model_feed(const uint8_t *data, size_t size, struct pass *p)
 			line[len++] = (char)data[i];
 		}
 	}
+	*partial = line;
+	return discarding ? 0 : len;
 }
 
 /* Reply with arbitrary bytes as text (up to the first NUL, as C strings go). */
@@ -200,6 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pass b = a, m = a;
 	uint64_t state = fnv(0x9e3779b97f4a7c15ULL, data, size < 16 ? size : 16) | 1;
 	size_t max = classes[size ? data[0] % 8 : 0];
+	const char *pm;
+	size_t nm;
 
 	b.answer = true;
 	b.reply_cap = size ? (size_t)data[size - 1] * 19 : 5;
@@ -212,11 +237,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = size - off;
 		ctl_framer_feed(&split, (const char *)data + off, n, on_line, &b);
 	}
-	model_feed(data, size, &m);
+	nm = model_feed(data, size, &m, &pm);
 	CHECK(a.lines == b.lines && a.digest == b.digest);
 	CHECK(a.lines == m.lines && a.digest == m.digest);
-	/* End of input: both framers hand back the same partial line, and
-	 * start afresh (a terminator then delivers an empty line). */
+	/* The fd ran dry: both framers hold the model's unterminated bytes,
+	 * and settle them alike, as a line exactly when they parse. */
+	{
+		const char *pa, *pb;
+		size_t na = ctl_framer_partial(&whole, &pa);
+		size_t nb = ctl_framer_partial(&split, &pb);
+		bool whole_cmd = na > 0 && ctl_command_is_whole(pa, na);
+		bool sa, sb;
+
+		CHECK(na == nm && nb == nm && memcmp(pa, pm, na) == 0 && memcmp(pb, pm, nb) == 0);
+		sa = ctl_framer_settle(&whole, on_line, &a);
+		sb = ctl_framer_settle(&split, on_line, &b);
+		CHECK(sa == whole_cmd && sb == whole_cmd);
+		CHECK(a.lines == b.lines && a.digest == b.digest);
+		CHECK(a.lines == m.lines + (whole_cmd ? 1 : 0));
+		CHECK(!sa || ctl_framer_partial(&whole, &pa) == 0);
+		CHECK(sa || ctl_framer_partial(&whole, &pa) == na);
+	}
+	/* End of input: both framers hand back the same partial line (none
+	 * when it was settled or blank), and start afresh (a terminator then
+	 * delivers nothing, a command after it one line). */
 	{
 		const char *pa, *pb;
 		size_t na = ctl_framer_discard(&whole, &pa);
@@ -224,7 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pass e = a;
 
 		CHECK(na == nb && na <= CTL_LINE_MAX && memcmp(pa, pb, na) == 0);
-		ctl_framer_feed(&whole, "\n", 1, on_line, &e);
+		ctl_framer_feed(&whole, "\nping\n", 6, on_line, &e);
 		CHECK(e.lines == a.lines + 1 && whole.len == 0 && !whole.discarding);
 	}
 	/* The parser on its own also sees NULs; replies see control bytes. */

@@ -84,12 +84,19 @@ static void test_framing_terminators(void)
 	frame("ping\r\n", 6, 6);
 	is_int((long long)rec.got[0].len, 5, "\\r\\n: the \\r reaches the parser");
 
+	/* Empty lines are no commands: perf answers them with nothing. */
 	frame("\n", 1, 1);
-	is_int(rec.count, 1, "empty line is delivered");
-	is_int((long long)rec.got[0].len, 0, "empty line has length 0");
-
+	is_int(rec.count, 0, "an empty line is not delivered");
 	frame("\n\0\n", 3, 3);
-	is_int(rec.count, 3, "three empty lines");
+	is_int(rec.count, 0, "three empty lines: none delivered");
+	frame(" \t\r\n\r\0", 6, 1);
+	is_int(rec.count, 0, "blank lines and lone \\r: none delivered");
+	frame("disable\n\0", 9, 9);
+	ok(rec.count == 1 && strcmp(rec.got[0].line, "disable") == 0,
+	   "disable\\n\\0 (sizeof \"disable\\n\"): one line");
+	frame("\0ping\n\n", 7, 2);
+	ok(rec.count == 1 && strcmp(rec.got[0].line, "ping") == 0,
+	   "empty lines around a command: only the command");
 
 	frame("pin", 3, 3);
 	is_int(rec.count, 0, "no callback before the terminator");
@@ -152,6 +159,73 @@ static void test_framing_discard(void)
 	is_int(rec.count, 2, "after a too-long line's discard: the next line is delivered");
 	ok(!rec.got[1].too_long && strcmp(rec.got[1].line, "ping") == 0,
 	   "after a too-long line's discard: 'ping' whole");
+}
+
+/*
+ * The bytes available end without a terminator: a whole command is a line
+ * (perf's framing), a fragment waits for its rest.
+ */
+static void test_framing_settle(void)
+{
+	static char big[CTL_LINE_MAX + 10];
+	struct ctl_framer fr;
+	const char *partial;
+	size_t n;
+
+	memset(&rec, 0, sizeof(rec));
+	ctl_framer_init(&fr);
+	ok(!ctl_framer_settle(&fr, on_line, &rec), "settle with nothing held: nothing");
+	ctl_framer_feed(&fr, "enable", 6, on_line, &rec);
+	n = ctl_framer_partial(&fr, &partial);
+	ok(n == 6 && memcmp(partial, "enable", 6) == 0, "partial: the unterminated bytes");
+	is_int(rec.count, 0, "bare enable: no line before settling");
+	ok(ctl_framer_settle(&fr, on_line, &rec), "settle: bare enable is a whole command");
+	ok(rec.count == 1 && strcmp(rec.got[0].line, "enable") == 0, "settle: delivered as a line");
+	is_int((long long)ctl_framer_partial(&fr, &partial), 0, "settle: nothing held after");
+	ctl_framer_feed(&fr, "\n", 1, on_line, &rec);
+	is_int(rec.count, 1, "a late terminator after a settled command: no second line");
+
+	ctl_framer_feed(&fr, "window be", 9, on_line, &rec);
+	ok(!ctl_framer_settle(&fr, on_line, &rec), "settle: a fragment is kept");
+	is_int((long long)ctl_framer_partial(&fr, &partial), 9, "settle: the fragment still held");
+	ctl_framer_feed(&fr, "gin rep\n", 8, on_line, &rec);
+	ok(rec.count == 2 && strcmp(rec.got[1].line, "window begin rep") == 0,
+	   "the fragment's rest makes it a line");
+
+	ctl_framer_feed(&fr, "pi", 2, on_line, &rec);
+	ok(!ctl_framer_settle(&fr, on_line, &rec), "settle: 'pi' is no command, kept");
+	ctl_framer_feed(&fr, "ng", 2, on_line, &rec);
+	ok(ctl_framer_settle(&fr, on_line, &rec), "settle: 'ping' after its rest came");
+	ok(rec.count == 3 && strcmp(rec.got[2].line, "ping") == 0, "settle: ping delivered");
+
+	ctl_framer_feed(&fr, " \t", 2, on_line, &rec);
+	ok(!ctl_framer_settle(&fr, on_line, &rec) && rec.count == 3, "settle: blanks are no command");
+	is_int((long long)ctl_framer_discard(&fr, &partial), 0, "discard: blanks, no warning");
+
+	ctl_framer_feed(&fr, "ping\nstop", 9, on_line, &rec);
+	ok(ctl_framer_settle(&fr, on_line, &rec) && rec.count == 5 &&
+	   strcmp(rec.got[4].line, "stop") == 0, "settle: the tail after a terminated line");
+
+	/* The tail of a too-long line was answered: nothing to settle. */
+	memset(big, 'x', sizeof(big));
+	ctl_framer_feed(&fr, big, sizeof(big), on_line, &rec);
+	is_int(rec.count, 6, "too long: reported once");
+	ok(!ctl_framer_settle(&fr, on_line, &rec) && rec.count == 6, "settle in a too-long line: nothing");
+	is_int((long long)ctl_framer_partial(&fr, &partial), 0, "partial in a too-long line: none");
+}
+
+static void test_line_is_empty(void)
+{
+	ok(ctl_line_is_empty("", 0), "empty: no bytes");
+	ok(ctl_line_is_empty(" \t\r ", 4), "empty: blanks and \\r");
+	ok(!ctl_line_is_empty(" x ", 3), "not empty: a word");
+	ok(!ctl_line_is_empty("\x01", 1), "not empty: a control byte (an err names it)");
+	ok(ctl_command_is_whole("enable", 6), "whole: enable");
+	ok(ctl_command_is_whole("window begin r", 14), "whole: window begin NAME");
+	ok(!ctl_command_is_whole("window be", 9), "not whole: window be");
+	ok(!ctl_command_is_whole("window begin", 12), "not whole: window begin without NAME");
+	ok(!ctl_command_is_whole("", 0), "not whole: nothing");
+	ok(!ctl_command_is_whole("enablexyz", 9), "not whole: unknown");
 }
 
 /* n 'a' bytes followed by tail (which may hold NULs: its size is taken). */
@@ -254,6 +328,9 @@ static void test_parse_simple(void)
 	is_str(parse("snapshot"), "snapshot||", "snapshot");
 	is_str(parse("stop"), "stop||", "stop");
 	is_str(parse("hello"), "hello||", "hello");
+	is_str(parse("evlist"), "evlist||", "evlist");
+	is_str(parse("evlist -v"), "evlist|v|", "evlist -v");
+	is_str(parse("evlist -F -g -v -g"), "evlist|Fgv|", "evlist options, each once");
 	is_str(parse("  \tping \t\r"), "ping||", "leading blanks, trailing blanks and \\r");
 	is_str(parse("ping\r\r"), "ping||", "several trailing \\r");
 }
@@ -297,6 +374,17 @@ static void test_parse_errors_generic(void)
 	line[100] = '\0';
 	snprintf(want, sizeof(want), "err: unknown command '%.64s'", line);
 	is_str(parse(line), want, "unknown word quoted up to 64 bytes");
+	/* 63 ASCII bytes then a 2-byte character: the character is not cut. */
+	memset(line, 'x', 63);
+	memcpy(line + 63, "\xc3\xa9z", 4);
+	snprintf(want, sizeof(want), "err: unknown command '%.63s'", line);
+	is_str(parse(line), want, "quote stops before a character it would cut");
+	memset(line, 'x', 62);
+	memcpy(line + 62, "\xc3\xa9z", 4);
+	snprintf(want, sizeof(want), "err: unknown command '%.64s'", line);
+	is_str(parse(line), want, "quote keeps a character that fits whole");
+	is_str(parse("\xff\xfe"), "err: unknown command '\xff\xfe'",
+	       "invalid bytes are quoted as sent (the reply replaces them)");
 	is_str(parse("pi\x01ng"), "err: invalid byte 0x01 at offset 2", "control byte");
 	is_str(parse("ping\x7f"), "err: invalid byte 0x7f at offset 4", "DEL byte");
 	is_str(parse("ping\rx"), "err: invalid byte 0x0d at offset 4", "\\r inside the line");
@@ -319,6 +407,9 @@ static void test_parse_errors_args(void)
 	is_str(parse("hello v2"), "err: 'hello' takes no argument", "hello with argument");
 	is_str(parse("enable a b"), "err: 'enable' takes at most one EVENT", "enable two events");
 	is_str(parse("d a b"), "err: 'disable' takes at most one EVENT", "d two events");
+	is_str(parse("evlist -x"), "err: 'evlist' takes -v, -g or -F", "evlist -x");
+	is_str(parse("evlist v"), "err: 'evlist' takes -v, -g or -F", "evlist v");
+	is_str(parse("evlistfoo"), "err: unknown command 'evlistfoo'", "evlistfoo");
 }
 
 static void test_parse_errors_window(void)
@@ -394,6 +485,7 @@ static void test_command_names(void)
 	is_str(ctl_command_name(CTL_CMD_WINDOW_END), "window end", "name: window end");
 	is_str(ctl_command_name(CTL_CMD_RANGE_LOAD), "range load", "name: range load");
 	is_str(ctl_command_name(CTL_CMD_RANGE_UNLOAD), "range unload", "name: range unload");
+	is_str(ctl_command_name(CTL_CMD_EVLIST), "evlist", "name: evlist");
 	is_str(ctl_command_name((enum ctl_cmd_kind)99), "unknown", "name: out of range");
 }
 
@@ -433,7 +525,22 @@ static void test_reply_format(void)
 	is_int((long long)ctl_reply_format(out, 4, true, NULL), 0, "cap 4: nothing fits");
 	is_int((long long)ctl_reply_format(out, 6, false, "x"), 0, "cap 6: no room for a reason");
 	reply_is(false, "xyz", 7, "err x\n\0", 7, "cap 7: one byte of reason");
-	reply_is(false, "\xc3\xa9", 7, "err \xc3\n\0", 7, "cap 7: a cut UTF-8 byte beats no reason");
+	is_int((long long)ctl_reply_format(out, 7, false, "\xc3\xa9"), 0,
+	       "cap 7: a 2-byte character does not fit, and is not cut");
+	reply_is(false, "\xc3\xa9", 8, "err \xc3\xa9\n\0", 8, "cap 8: the character fits");
+	reply_is(true, "a\xe2\x82\xac", 9, "ack a\n\0", 7, "a 3-byte character is not cut");
+	reply_is(true, "a\xf0\x9f\x98\x80" "b", sizeof(out), "ack a\xf0\x9f\x98\x80" "b\n\0", 12,
+		 "a 4-byte character kept");
+	reply_is(false, "x\xffy", sizeof(out), "err x\xef\xbf\xbdy\n\0", 11,
+		 "an invalid byte becomes U+FFFD");
+	reply_is(false, "x\xc3", sizeof(out), "err x\xef\xbf\xbd\n\0", 10,
+		 "a truncated sequence becomes U+FFFD");
+	reply_is(false, "\xed\xa0\x80", sizeof(out),
+		 "err \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\n\0", 15,
+		 "a surrogate's three bytes become three U+FFFD");
+	reply_is(false, "\xc0\xaf", sizeof(out), "err \xef\xbf\xbd\xef\xbf\xbd\n\0", 12,
+		 "an overlong form becomes U+FFFD");
+	reply_is(true, "a\xff", 8, "ack a\n\0", 7, "no room for U+FFFD: stops before it");
 
 	memset(big, 'x', sizeof(big) - 1);
 	n = ctl_reply_format(out, CTL_REPLY_MAX, true, big);
@@ -483,6 +590,8 @@ int main(void)
 	test_framing_terminators();
 	test_framing_split_state();
 	test_framing_discard();
+	test_framing_settle();
+	test_line_is_empty();
 	test_framing_limits();
 	test_framing_huge();
 	test_parse_simple();
