@@ -1,7 +1,8 @@
 /*
  * commands: control command dispatch (enable, disable, ping, snapshot,
- * stop, hello, window begin/end, range load/unload).
+ * stop, hello, evlist, window begin/end, range load/unload).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,15 @@ static void commands_range(struct session *s, struct control_channel *ch,
 	char reason[CTL_REPLY_MAX];
 	int rc;
 
+	/* Whoever can write the FIFO would make the agent load programs and
+	 * attach them to the workload: only when the sharing is meant. */
+	if (ch->open_to_others) {
+		snprintf(reason, sizeof(reason), "'%s' refused: users other than its owner can "
+			 "write to this control FIFO (use --control-shared to allow it)",
+			 ctl_command_name(cmd->kind));
+		control_reply(ch, false, reason);
+		return;
+	}
 	if (cmd->kind == CTL_CMD_RANGE_LOAD)
 		rc = session_ranges_load(s, cmd->name, cmd->spec, reason, sizeof(reason));
 	else
@@ -141,17 +151,52 @@ static void commands_range(struct session *s, struct control_channel *ch,
 
 static void commands_hello(struct control_channel *ch)
 {
-	json_t *hello = json_pack("{s:i, s:s, s:s, s:[s,s,s,s,s,s,s,s,s,s]}",
+	json_t *hello = json_pack("{s:i, s:s, s:s, s:[s,s,s,s,s,s,s,s,s,s,s]}",
 				  "protocol", CTL_PROTO_VERSION,
 				  "agent", "perfgate",
 				  "version", PACKAGE_VERSION,
 				  "commands", "enable", "disable", "ping", "snapshot", "stop", "hello",
-				  "window begin", "window end", "range load", "range unload");
+				  "evlist", "window begin", "window end", "range load",
+				  "range unload");
 	char *text = json_dumps(hello, JSON_COMPACT);
 
 	control_reply(ch, true, text);
 	free(text);
 	json_decref(hello);
+}
+
+/*
+ * perf's "evlist": the events, one a line, on stderr as perf prints them;
+ * -g shows a group as {a,b} on its leader's line, -v adds each event's
+ * type and config (and filter), -F its sample period (0: perfgate counts).
+ */
+static void commands_evlist(struct session *s, const char *opts)
+{
+	bool groups = strchr(opts, 'g'), verbose = strchr(opts, 'v'), freq = strchr(opts, 'F');
+
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		const struct event_def *def = &s->counters[i].def;
+
+		if (groups && def->group_n > 1) {
+			fprintf(stderr, "{%s", def->name);
+			for (size_t m = 1; m < def->group_n && i + m < s->nr_counters; m++)
+				fprintf(stderr, ",%s", s->counters[i + m].def.name);
+			fprintf(stderr, "}\n");
+			i += def->group_n - 1;
+			continue;
+		}
+		fprintf(stderr, "%s", def->name);
+		if (verbose)
+			fprintf(stderr, ": type: %" PRIu32 ", config: %#" PRIx64 "%s%s%s",
+				def->attr.type, (uint64_t)def->attr.config,
+				def->filter ? ", filter: '" : "", def->filter ? def->filter : "",
+				def->filter ? "'" : "");
+		if (freq)
+			fprintf(stderr, "%ssample_period=%" PRIu64, verbose ? ", " : ": ",
+				(uint64_t)def->attr.sample_period);
+		fprintf(stderr, "\n");
+	}
+	fflush(stderr);
 }
 
 static void commands_dispatch(struct session *s, struct control_channel *ch,
@@ -179,6 +224,10 @@ static void commands_dispatch(struct session *s, struct control_channel *ch,
 		return;
 	case CTL_CMD_HELLO:
 		commands_hello(ch);
+		return;
+	case CTL_CMD_EVLIST:
+		commands_evlist(s, cmd->name);
+		control_reply(ch, true, NULL);
 		return;
 	case CTL_CMD_SNAPSHOT:
 		if (session_print_snapshot(s, reason, sizeof(reason)))

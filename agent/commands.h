@@ -3,7 +3,8 @@
  *
  * Every line a channel delivers gets exactly one reply on that channel:
  * "ack" (perf's exact bytes for perf's commands), "ack JSON" for hello, or
- * "err REASON" -- never silence, so a waiting client never hangs.  Window
+ * "err REASON" -- never silence, so a waiting client never hangs.  (Empty
+ * lines are no commands: the framer delivers none, as perf answers none.)  Window
  * deltas are read here, before the ack is written: when the client has read
  * the ack, the window is open (or closed).
  */

@@ -32,6 +32,17 @@
 #define PENDING_MAX (4 * 1024 * 1024)
 /* Quoted prefix of a partial line discarded at end of input. */
 #define PARTIAL_QUOTE_MAX 64
+/*
+ * How long unterminated bytes wait, once the control fd has run dry, before
+ * they are settled: executed if they form a whole command, as perf ends a
+ * command where the bytes end.  Long enough for the rest of a command that
+ * one client writes in two write() calls (microseconds apart), short
+ * enough that a client that writes "enable" with no terminator gets its
+ * ack within a few milliseconds (docs/protocol.md, "Framing").
+ */
+#define SETTLE_GRACE_US 2000
+/* One read of a control fd: a flooding client gets no more per turn. */
+#define READ_MAX 4096
 
 /*
  * Our own non-blocking description of a user's fd.  Pipes and FIFOs are
@@ -126,14 +137,15 @@ static void describe_user(uid_t uid, char *buf, size_t cap)
 }
 
 /*
- * A FIFO another user owns, or one its group or others may write, lets
- * someone other than the agent's user drive it: stop its workload, load
- * ranges, read counts, fill its memory.  Refused unless --control-shared.
+ * A FIFO another user owns lets someone other than the agent's user drive
+ * it: stop its workload, load ranges, read counts, fill its memory.
+ * Refused unless --control-shared.  One the agent's user owns but made
+ * writable by its group or others is accepted, as perf accepts it
+ * (control_warn_open says what that allows).
  */
 static int check_fifo_owner(const struct stat *st, const char *path, const char *role)
 {
 	char owner[96], self[96];
-	mode_t w = st->st_mode & (S_IWGRP | S_IWOTH);
 
 	if (st->st_uid != geteuid()) {
 		describe_user(st->st_uid, owner, sizeof(owner));
@@ -142,20 +154,18 @@ static int check_fifo_owner(const struct stat *st, const char *path, const char 
 			  "(use --control-shared to allow it)", role, path, owner, self);
 		return -1;
 	}
-	if (w) {
-		log_error("refusing %s FIFO '%s': its mode %04o lets %s write to it "
-			  "(chmod go-w it, or use --control-shared to allow it)", role, path,
-			  (unsigned)(st->st_mode & 07777),
-			  w == (S_IWGRP | S_IWOTH) ? "its group and others" :
-			  w == S_IWOTH ? "others" : "its group");
-		return -1;
-	}
 	return 0;
+}
+
+/* Others than the file's owner may write to it. */
+static bool writable_by_others(mode_t mode)
+{
+	return (mode & (S_IWGRP | S_IWOTH)) != 0;
 }
 
 /*
  * A FIFO given by path: no symlinks, must be a FIFO, and (unless shared)
- * the agent's user's alone.  The control FIFO is opened read-only, so
+ * the agent's user's.  The control FIFO is opened read-only, so
  * that the agent sees end of file when its writers are gone; the ack FIFO
  * read-write, so that a missing reader neither blocks the open nor makes
  * a write fail.  Both without blocking.
@@ -215,21 +225,36 @@ static void control_deliver_line(void *ctx, const char *line, size_t len, bool t
 }
 
 /*
- * Every writer went away.  A partial line they left is dropped, with a
- * warning naming its bytes, never glued to the next writer's command; no
- * reply is sent for it (it was no command, and the ack reader now may be
- * the next client, who would take the reply for its own).  A FIFO is
- * opened again for the next writers: the new description has not seen
- * them come and go, so it does not report end of file again until other
- * writers have come and gone.  Any other channel ends here.
+ * The bytes available have ended: unterminated bytes that form a whole
+ * command are executed, as perf ends a command where the bytes end.  A
+ * fragment ("window be") is kept, silently: its rest may still come.
+ */
+static void control_settle(struct control_channel *ch)
+{
+	if (!ch->paused)
+		ctl_framer_settle(&ch->framer, control_deliver_line, ch);
+}
+
+/*
+ * Every writer went away.  Bytes they left without a terminator are a
+ * command if they form a whole one, executed and answered as perf would;
+ * otherwise they are dropped, with a warning naming them, never glued to
+ * the next writer's command, and with no reply (they were no command, and
+ * the ack reader now may be the next client, who would take the reply for
+ * its own).  A FIFO is opened again for the next writers: the new
+ * description has not seen them come and go, so it does not report end
+ * of file again until other writers have come and gone.  Any other
+ * channel ends here.
  */
 static void control_on_eof(struct control_channel *ch)
 {
 	char quoted[PARTIAL_QUOTE_MAX + 1], path[64];
 	const char *partial;
-	size_t n = ctl_framer_discard(&ch->framer, &partial);
+	size_t n;
 	int nfd = -1;
 
+	control_settle(ch);
+	n = ctl_framer_discard(&ch->framer, &partial);
 	if (n > 0) {
 		size_t q = n < PARTIAL_QUOTE_MAX ? n : PARTIAL_QUOTE_MAX;
 
@@ -260,6 +285,37 @@ static void control_on_eof(struct control_channel *ch)
 }
 
 /*
+ * Unterminated bytes held after a read: (re)start the grace period after
+ * which they are settled; more bytes before it ends start it again.  A
+ * channel with none (the usual case: every command terminated) costs no
+ * timer.  A backpressured channel is not settled: the rest of its bytes
+ * may wait unread in the pipe; it is armed again when it resumes.
+ */
+static void control_arm_settle(struct control_channel *ch)
+{
+	static const struct timeval grace = { 0, SETTLE_GRACE_US };
+	const char *partial;
+
+	if (!ch->paused && !ch->backpressured && ctl_framer_partial(&ch->framer, &partial) > 0)
+		evtimer_add(ch->settle_event, &grace);
+	else if (evtimer_pending(ch->settle_event, NULL))
+		evtimer_del(ch->settle_event);
+}
+
+/* One read: feed what came, or handle end of input.  Returns what read() did. */
+static ssize_t control_read(struct control_channel *ch)
+{
+	char buf[READ_MAX];
+	ssize_t n = read(ch->ctl_fd, buf, sizeof(buf));
+
+	if (n > 0)
+		ctl_framer_feed(&ch->framer, buf, (size_t)n, control_deliver_line, ch);
+	else if (n == 0)
+		control_on_eof(ch);
+	return n;
+}
+
+/*
  * One read per call: a flooding client gets one turn per loop, like every
  * other channel, and the interval timer and signals (a higher priority)
  * go first.  A short read emptied the pipe; a second read then tells at
@@ -268,22 +324,37 @@ static void control_on_eof(struct control_channel *ch)
 static void control_on_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct control_channel *ch = arg;
-	char buf[4096];
 	ssize_t n;
 
+	(void)fd;
 	(void)what;
 	for (int reads = 0; reads < 2 && !ch->paused && !ch->backpressured; reads++) {
-		n = read(fd, buf, sizeof(buf));
-		if (n > 0) {
-			ctl_framer_feed(&ch->framer, buf, (size_t)n, control_deliver_line, ch);
-			if ((size_t)n == sizeof(buf))
-				return;		/* more waits: next turn */
-			continue;
-		}
-		if (n == 0)
-			control_on_eof(ch);
-		return;
+		n = control_read(ch);
+		if (n <= 0 || (size_t)n == READ_MAX)
+			break;		/* dry, gone, or more waits: next turn */
 	}
+	control_arm_settle(ch);
+}
+
+/*
+ * The grace period ended with unterminated bytes held.  One more read
+ * makes sure the fd is still dry (bytes that came meanwhile may have
+ * woken this timer before the read event); then they are settled.
+ */
+static void control_on_settle(evutil_socket_t fd, short what, void *arg)
+{
+	struct control_channel *ch = arg;
+	ssize_t n;
+
+	(void)fd;
+	(void)what;
+	if (ch->paused || ch->backpressured)
+		return;
+	n = control_read(ch);
+	if (n > 0)
+		control_arm_settle(ch);
+	else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		control_settle(ch);
 }
 
 static void control_mark_broken(struct control_channel *ch)
@@ -310,6 +381,7 @@ static void control_on_writable(evutil_socket_t fd, short what, void *arg)
 		ch->backpressured = false;
 		if (!ch->paused)
 			event_add(ch->read_event, NULL);
+		control_arm_settle(ch);
 	}
 }
 
@@ -321,9 +393,11 @@ static int control_start(struct control_channel *ch, struct event_base *base,
 	ch->ctx = ctx;
 	ch->pending = evbuffer_new();
 	ch->read_event = event_new(base, ch->ctl_fd, EV_READ | EV_PERSIST, control_on_readable, ch);
+	ch->settle_event = evtimer_new(base, control_on_settle, ch);
 	ch->write_event = ch->ack_fd >= 0 ?
 		event_new(base, ch->ack_fd, EV_WRITE | EV_PERSIST, control_on_writable, ch) : NULL;
-	if (!ch->pending || !ch->read_event || (ch->ack_fd >= 0 && !ch->write_event)) {
+	if (!ch->pending || !ch->read_event || !ch->settle_event ||
+	    (ch->ack_fd >= 0 && !ch->write_event)) {
 		log_error("control channel %s: out of memory", ch->label);
 		return -1;
 	}
@@ -353,13 +427,17 @@ static void control_note_files(struct control_channel *ch)
  * reads that FIFO, and by then it finds the page.  Named after the FIFOs
  * as they are now; control_check_lock makes sure they are what was opened.
  * FIFOs that are missing or not FIFOs get none: open_fifo refuses them.
+ * Nor do FIFOs that other users may write: their clients could not open
+ * the agent's user's page (mode 0600) and would take the record lock, so
+ * every client takes it, as on a --control-shared channel.
  */
 static int control_publish_lock(struct control_channel *ch, const struct control_spec *spec)
 {
 	struct stat ctl, ack;
 
 	if (lstat(spec->ctl_path, &ctl) || lstat(spec->ack_path, &ack) ||
-	    !S_ISFIFO(ctl.st_mode) || !S_ISFIFO(ack.st_mode))
+	    !S_ISFIFO(ctl.st_mode) || !S_ISFIFO(ack.st_mode) ||
+	    writable_by_others(ctl.st_mode) || writable_by_others(ack.st_mode))
 		return 0;
 	ctl_lock_name(ch->lock_name, &ctl);
 	return channel_lock_publish(ch->lock_name, spec->ctl_path, &ctl, &ack, &ch->lock_page);
@@ -382,6 +460,43 @@ static int control_check_lock(struct control_channel *ch, const struct control_s
 	log_error("refusing control FIFO '%s': it or its ack FIFO '%s' was replaced while "
 		  "being opened", spec->ctl_path, spec->ack_path);
 	return -1;
+}
+
+/*
+ * FIFOs of the agent's user that its group or others may write (a launcher
+ * did chmod 666, or made them under umask 0) are served, as perf serves
+ * them, with one warning: whoever can write the control FIFO drives the
+ * run, whoever can write the ack FIFO can forge replies.  Commands that
+ * make the agent load or attach something are refused on such a control
+ * FIFO (commands.c) unless --control-shared says the sharing is meant.
+ */
+static void control_check_open(struct control_channel *ch, const struct control_spec *spec)
+{
+	struct stat ctl, ack;
+	bool ctl_open, ack_open;
+	char what[1024];
+
+	ctl_open = fstat(ch->ctl_fd, &ctl) == 0 && writable_by_others(ctl.st_mode);
+	ack_open = ch->ack_fd >= 0 && fstat(ch->ack_fd, &ack) == 0 &&
+		   writable_by_others(ack.st_mode);
+	ch->open_to_others = ctl_open;
+	if (!ctl_open && !ack_open)
+		return;
+	if (ctl_open && ack_open)
+		snprintf(what, sizeof(what), "control FIFO (mode %04o) and its ack FIFO '%s' "
+			 "(mode %04o)", (unsigned)(ctl.st_mode & 07777), spec->ack_path,
+			 (unsigned)(ack.st_mode & 07777));
+	else if (ctl_open)
+		snprintf(what, sizeof(what), "control FIFO (mode %04o)",
+			 (unsigned)(ctl.st_mode & 07777));
+	else
+		snprintf(what, sizeof(what), "ack FIFO '%s' (mode %04o)", spec->ack_path,
+			 (unsigned)(ack.st_mode & 07777));
+	log_warn("control channel %s: users other than its owner can write to its %s, so they "
+		 "can %s%s (chmod go-w, or use --control-shared %s)", ch->label, what,
+		 ctl_open ? "drive this run" : "forge its replies",
+		 ctl_open ? "; 'range load' and 'range unload' are refused on it" : "",
+		 ctl_open ? "to allow them" : "if that is meant");
 }
 
 static void control_withdraw_lock(struct control_channel *ch)
@@ -411,6 +526,8 @@ int control_open(struct control_channel *ch, const struct control_spec *spec,
 			control_withdraw_lock(ch);
 			return -1;
 		}
+		if (!spec->shared)
+			control_check_open(ch, spec);
 	} else {
 		snprintf(ch->label, sizeof(ch->label), "fd:%d", spec->ctl_fd);
 		snprintf(ch->ctl_name, sizeof(ch->ctl_name), "fd %d", spec->ctl_fd);
@@ -545,6 +662,8 @@ void control_pause(struct control_channel *ch)
 	ch->paused = true;
 	if (ch->read_event)
 		event_del(ch->read_event);
+	if (ch->settle_event)
+		event_del(ch->settle_event);
 }
 
 void control_flush(struct control_channel *ch, int timeout_ms)
@@ -563,6 +682,8 @@ void control_close(struct control_channel *ch)
 {
 	if (ch->read_event)
 		event_free(ch->read_event);
+	if (ch->settle_event)
+		event_free(ch->settle_event);
 	if (ch->write_event)
 		event_free(ch->write_event);
 	if (ch->pending)

@@ -5,9 +5,12 @@
  * Channels come from --control fd:/fifo: (or --ctl-fd).  The agent works on
  * its own non-blocking file descriptions of the user's fds, so a client's
  * blocking reads are not disturbed.  The control side of a FIFO is read
- * read-only: when its last writer closes, a partial line it left is
- * dropped with a warning (never glued to the next writer's command) and
- * the FIFO is reopened for the next writers.  Each channel is served one
+ * read-only: when its last writer closes, bytes it left without a
+ * terminator are executed if they form a whole command, or dropped with a
+ * warning (never glued to the next writer's command), and the FIFO is
+ * reopened for the next writers.  As in perf, a command also ends where
+ * the bytes end: unterminated bytes still held a short grace period after
+ * the fd ran dry are executed if they form a whole command.  Each channel is served one
  * read per turn of the event loop, so none can starve the others or the
  * interval timer; an ack reader that does not read stops its channel
  * being read (backpressure) and costs neither a SIGPIPE nor a blocked
@@ -47,12 +50,16 @@ struct control_channel {
 	struct control_file ctl_file, ack_file;
 	struct ctl_framer framer;
 	struct event *read_event, *write_event;
+	struct event *settle_event;	/* grace period of unterminated bytes */
 	struct evbuffer *pending;	/* replies the ack fd could not take yet */
 	bool reopen_at_eof;		/* a FIFO: its next writers may come */
 	bool ack_broken;		/* the ack reader went away */
 	bool backpressured;		/* too many replies unread: not reading */
 	bool dropping;			/* replies are being dropped (warned once) */
 	bool paused;			/* "stop" was served: read nothing more */
+	/* Its control FIFO may be written by other users than its owner, and
+	 * --control-shared was not given: loading commands are refused. */
+	bool open_to_others;
 	/* A private FIFO channel's named lock page (proto/ctl_lock.h), or NULL. */
 	struct ctl_lock_page *lock_page;
 	char lock_name[CTL_LOCK_NAME_MAX];
