@@ -494,6 +494,7 @@ static void control_check_open(struct control_channel *ch, const struct control_
 			 (unsigned)(ack.st_mode & 07777));
 	log_warn("control channel %s: users other than its owner can write to its %s, so they "
 		 "can %s%s (chmod go-w, or use --control-shared %s)", ch->label, what,
+		 ctl_open && ack_open ? "drive this run and forge its replies" :
 		 ctl_open ? "drive this run" : "forge its replies",
 		 ctl_open ? "; 'range load' and 'range unload' are refused on it" : "",
 		 ctl_open ? "to allow them" : "if that is meant");

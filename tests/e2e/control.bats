@@ -4,7 +4,9 @@
 # The agent runs a marker that blocks (`wait end`) so it stays up while the
 # test drives it; every exchange is command -> reply, read with a timeout.
 # Exact reply texts come from the protocol (docs/protocol.md): every command
-# gets exactly one reply line, framed "ack\n\0" / "err REASON\n\0".
+# gets exactly one reply line, framed "ack\n\0" / "err REASON\n\0"; an
+# empty line is no command and gets none.  A command ends at '\n', at '\0',
+# or where the bytes written end, as in perf 6.1.
 
 load helpers
 
@@ -46,10 +48,15 @@ raw_reply() {
 	finish
 }
 
-@test "an empty line: err empty command, then served" {
+@test "empty lines get no reply: the next bytes on the ack channel are the next command's" {
 	serve
-	expect_reply "" "err empty command"
-	expect_reply ping ack
+	# A stray "err ..." would be read here instead of ping's 5 bytes.
+	printf '\n' >&"$CTL_FD"
+	printf ' \t\r\n' >&"$CTL_FD"
+	printf 'ping\n' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "after empty lines: reply bytes '$got'"
+	expect_reply enablexyz "err unknown command 'enablexyz'"
 	finish
 }
 
@@ -94,11 +101,10 @@ raw_reply() {
 	finish
 }
 
-@test "NUL bytes: each empty or broken command gets one err, then served" {
+@test "NUL bytes: an empty command gets nothing, each broken one one err" {
 	serve
 	printf '\0' >&"$CTL_FD"
-	reply
-	[ "$REPLY_LINE" = "err empty command" ] || fail "\\0: got '$REPLY_LINE'"
+	printf '\n\0' >&"$CTL_FD"
 	printf 'en\0able\n' >&"$CTL_FD"
 	reply
 	[ "$REPLY_LINE" = "err unknown command 'en'" ] || fail "en\\0: got '$REPLY_LINE'"
@@ -134,9 +140,9 @@ raw_reply() {
 		got=$(raw_reply 5)
 		[ "$got" = "61 63 6b 0a 00" ] || fail "$c: reply bytes '$got'"
 	done
-	printf '\n' >&"$CTL_FD"
-	got=$(raw_reply 19)
-	want=$(printf 'err empty command\n\0' | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
+	printf 'x\n' >&"$CTL_FD"
+	got=$(raw_reply 25)
+	want=$(printf "err unknown command 'x'\n\0" | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
 	[ "$got" = "$want" ] || fail "err reply bytes '$got', expected '$want'"
 	printf 'ping\n' >&"$CTL_FD"
 	got=$(raw_reply 5)
@@ -144,6 +150,116 @@ raw_reply() {
 	release end
 	pg_wait
 	expect_status 7
+}
+
+@test "disable\\n\\0 (sizeof \"disable\\n\"): exactly the 5 bytes ack\\n\\0, nothing more" {
+	serve
+	printf 'disable\n\0' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "disable\\n\\0: reply bytes '$got'"
+	printf 'enable\n\0' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "enable\\n\\0: reply bytes '$got'"
+	# The NULs left nothing behind: the next 5 bytes are ping's.
+	printf 'ping\n' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "ping: reply bytes '$got'"
+	finish
+}
+
+# bare_serve: the agent, default window closed (-D -1), on channel ch; the
+# workload makes 5 getppid() calls, says "ready", waits for "go", makes 7,
+# says "ready2", waits for "end", makes 11 and exits 7.  Only the 7 between
+# an enable and a disable count.
+bare_serve() {
+	mkfifos ready2
+	pg_bg -x, -D -1 --control "fifo:${1:-$CTL},$ACK" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/go" \
+		getppid 7 notify "$T/ready2" wait "$T/end" getppid 11 exit 7
+}
+
+# bare_finish: release the workload; exactly its 7 calls between were counted.
+bare_finish() {
+	release end
+	pg_wait
+	expect_status 7
+	expect_value "$GETPPID" 7
+	! grep -q "discarded" "$T/err" || { show_run; fail "bytes were discarded"; }
+}
+
+@test "a bare enable and disable, no terminator, as perf takes them: acked, and they count" {
+	bare_serve
+	wait_line ready
+	printf 'enable' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "bare enable: reply bytes '$got'"
+	release go
+	wait_line ready2
+	printf 'disable' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "bare disable: reply bytes '$got'"
+	expect_reply ping ack
+	bare_finish
+}
+
+@test "a bare command whose writer then closes is executed, not dropped" {
+	mkfifos w.ctl
+	bare_serve "$T/w.ctl"
+	wait_line ready
+	timeout 5 bash -c 'printf enable >"$1"' _ "$T/w.ctl" || fail "cannot write w.ctl"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "enable, then close: got '$REPLY_LINE'"
+	release go
+	wait_line ready2
+	timeout 5 bash -c 'printf disable >"$1"' _ "$T/w.ctl" || fail "cannot write w.ctl"
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "disable, then close: got '$REPLY_LINE'"
+	bare_finish
+}
+
+@test "a command split into a fragment and its rest, written apart: one ack" {
+	serve
+	# "window be" is no command: it waits, silently, however long its
+	# rest takes (here longer than the agent's 2 ms grace for bare
+	# commands; the test does not depend on how much longer).
+	printf 'window be' >&"$CTL_FD"
+	sleep 0.1
+	printf 'gin rep\n' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "window be + gin rep: reply bytes '$got'"
+	cmd "window end rep"
+	[[ $REPLY_LINE == 'ack {"window":"rep","calls":1,'* ]] || fail "window end: got '$REPLY_LINE'"
+	expect_reply ping ack
+	finish
+}
+
+@test "evlist, as perf acks it: ack, and the events listed on stderr" {
+	serve
+	printf 'evlist\n' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "evlist: reply bytes '$got'"
+	printf 'evlist -v' >&"$CTL_FD"
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "bare evlist -v: reply bytes '$got'"
+	expect_reply "evlist -x" "err 'evlist' takes -v, -g or -F"
+	finish
+	grep -qxF "$GETPPID" "$T/err" || { show_run; fail "evlist: no line '$GETPPID'"; }
+	grep -qxE "$GETPPID: type: 2, config: 0x[0-9a-f]+" "$T/err" ||
+		{ show_run; fail "evlist -v: no line with the event's type and config"; }
+}
+
+@test "an err quoting a command keeps its reply valid UTF-8" {
+	serve
+	# 63 bytes and a 2-byte character: the quote stops before it.
+	local x63
+	x63=$(head -c 63 /dev/zero | tr '\0' x)
+	expect_reply "${x63}é" "err unknown command '$x63'"
+	# Invalid bytes are shown as U+FFFD.
+	printf 'caf\xff\xc3\n' >&"$CTL_FD"
+	reply
+	[ "$REPLY_LINE" = "err unknown command 'caf��'" ] || fail "invalid bytes: got '$REPLY_LINE'"
+	expect_reply ping ack
+	finish
 }
 
 @test "hello: ack with a JSON object giving the protocol version" {

@@ -68,31 +68,51 @@ batch() {
 	mkfifos w.ctl
 	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
 		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
-	# Half a command, no newline, then the writer is killed.
-	run timeout 5 bash -c 'printf "window begin doomed" >"$1"; kill -KILL $$' _ "$T/w.ctl"
+	# Half a command (no NAME yet, so no command on its own), no newline,
+	# then the writer is killed.
+	run timeout 5 bash -c 'printf "window begin" >"$1"; kill -KILL $$' _ "$T/w.ctl"
 	[ "$status" = 137 ] || fail "the writer was not killed (status $status)"
 	# The agent saw the writer go and says what it dropped ...
-	wait_err "perfgate: warning: control channel fifo:$T/w.ctl: discarded 19 bytes without a newline when the writer closed: 'window begin doomed'"
-	# ... so the next writer's command stands alone.
-	timeout 5 bash -c 'printf "ping\n" >"$1"' _ "$T/w.ctl"
+	wait_err "perfgate: warning: control channel fifo:$T/w.ctl: discarded 12 bytes without a newline when the writer closed: 'window begin'"
+	# ... so the next writer's command stands alone: glued, this would
+	# open a window 'doomed'.
+	timeout 5 bash -c 'printf " doomed\n" >"$1"' _ "$T/w.ctl"
 	reply
-	[ "$REPLY_LINE" = ack ] || fail "ping: got '$REPLY_LINE'"
-	timeout 5 bash -c 'printf "window end doomedping\n" >"$1"' _ "$T/w.ctl"
+	[ "$REPLY_LINE" = "err unknown command 'doomed'" ] ||
+		fail "glued to the dead writer's bytes: got '$REPLY_LINE'"
+	timeout 5 bash -c 'printf "window end doomed\n" >"$1"' _ "$T/w.ctl"
 	reply
-	[ "$REPLY_LINE" = "err window 'doomedping' is not open" ] ||
+	[ "$REPLY_LINE" = "err window 'doomed' is not open" ] ||
 		fail "a glued window was opened: got '$REPLY_LINE'"
 	finish
-	! grep -q doomedping "$T/err" || { show_run; fail "a window 'doomedping' is in the report"; }
+}
+
+@test "a writer killed after a whole command with no terminator: it is executed, once" {
+	mkfifos w.ctl
+	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	run timeout 5 bash -c 'printf "window begin killed" >"$1"; kill -KILL $$' _ "$T/w.ctl"
+	[ "$status" = 137 ] || fail "the writer was not killed (status $status)"
+	# perf ends a command where the bytes end: the window is open.
+	reply
+	[ "$REPLY_LINE" = ack ] || fail "window begin killed: got '$REPLY_LINE'"
+	local w
+	open_rw w "$T/w.ctl"
+	cmd "$w" "$ACK_FD" "window end killed"
+	[[ $REPLY_LINE == 'ack {"window":"killed","calls":1,'* ]] || fail "window end: got '$REPLY_LINE'"
+	expect_reply_on "$w" "$ACK_FD" ping ack
+	finish
+	! grep -q discarded "$T/err" || { show_run; fail "the command was discarded"; }
 }
 
 @test "an fd: pipe whose writer exits mid-command: the partial line is reported, no window opened" {
 	local p
 	# The only writer of this pipe writes half a command and exits.
-	exec {p}< <(printf 'window begin doomed')
+	exec {p}< <(printf 'window begin doomed/')
 	pg_bg -x, --control "fd:$p" -e "$GETPPID" -- \
 		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
 	exec {p}<&-
-	wait_err "perfgate: warning: control channel fd:$p: discarded 19 bytes without a newline when the writer closed: 'window begin doomed'"
+	wait_err "perfgate: warning: control channel fd:$p: discarded 20 bytes without a newline when the writer closed: 'window begin doomed/'"
 	finish
 	# The warning is the only mention: no window 'doomed' in the report.
 	[ "$(grep -c doomed "$T/err")" = 1 ] || { show_run; fail "a window 'doomed' was opened"; }
@@ -197,25 +217,83 @@ batch() {
 
 # ---- 7a: channels other users could drive ---------------------------------
 
-@test "a FIFO owned by another user, or that group/others can write, is refused; --control-shared allows it" {
-	mkfifos theirs.ctl open.ctl grp.ack
-	chown nobody "$T/theirs.ctl"
-	chmod 666 "$T/open.ctl"
-	chmod 620 "$T/grp.ack"
+@test "a FIFO owned by another user is refused; --control-shared allows it" {
+	mkfifos theirs.ctl theirs.ack
+	chown nobody "$T/theirs.ctl" "$T/theirs.ack"
 	pg -x, --control "fifo:$T/theirs.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
 	refused "perfgate: refusing control FIFO '$T/theirs.ctl': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
-	pg -x, --control "fifo:$T/open.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: refusing control FIFO '$T/open.ctl': its mode 0666 lets its group and others write to it (chmod go-w it, or use --control-shared to allow it)"
-	pg -x, --control "fifo:$CTL,$T/grp.ack" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: refusing ack FIFO '$T/grp.ack': its mode 0620 lets its group write to it (chmod go-w it, or use --control-shared to allow it)"
+	pg -x, --control "fifo:$CTL,$T/theirs.ack" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: refusing ack FIFO '$T/theirs.ack': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
+	# Even when they may be written by all: the owner decides.
+	chmod 666 "$T/theirs.ctl"
+	pg -x, --control "fifo:$T/theirs.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
+	refused "perfgate: refusing control FIFO '$T/theirs.ctl': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
 	# Sharing on purpose: accepted, and served.
 	local c
-	open_rw c "$T/open.ctl"
-	pg_bg -x, --control-shared --control "fifo:$T/open.ctl,$ACK" \
-		--control "fifo:$T/theirs.ctl" -e "$GETPPID" -- \
+	open_rw c "$T/theirs.ctl"
+	pg_bg -x, --control-shared --control "fifo:$T/theirs.ctl,$ACK" -e "$GETPPID" -- \
 		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
 	expect_reply_on "$c" "$ACK_FD" ping ack
 	finish
+	! grep -q warning "$T/err" || { show_run; fail "a warning with --control-shared"; }
+}
+
+# The named lock page the agent would make for a channel on FIFO $1.
+lock_page() {
+	echo "/dev/shm/perfgate-lock.$(stat -c %d.%i "$1")"
+}
+
+@test "FIFOs its group or others can write are served, as perf serves them, with one warning; range load/unload refused" {
+	# As a launcher makes them: umask 0, or chmod 666.
+	(umask 0; mkfifo "$T/open.ctl" "$T/open.ack")
+	local c a range="$WRITE@syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid"
+	open_rw c "$T/open.ctl"
+	open_rw a "$T/open.ack"
+	pg_bg -x, --range-backend sample -m 1 --control "fifo:$T/open.ctl,$T/open.ack" \
+		-e "$GETPPID" -- "$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	expect_reply_on "$c" "$a" ping ack
+	expect_reply_on "$c" "$a" "range load r = $range" \
+		"err 'range load' refused: users other than its owner can write to this control FIFO (use --control-shared to allow it)"
+	expect_reply_on "$c" "$a" "range unload r" \
+		"err 'range unload' refused: users other than its owner can write to this control FIFO (use --control-shared to allow it)"
+	expect_reply_on "$c" "$a" "window begin w" ack
+	# No named lock page: other users' clients could not open it, so
+	# every client takes the record lock.
+	[ ! -e "$(lock_page "$T/open.ctl")" ] || fail "a lock page for a FIFO others can write"
+	finish
+	[ "$(grep -c warning "$T/err")" = 1 ] || { show_run; fail "not exactly one warning"; }
+	grep -qxF "perfgate: warning: control channel fifo:$T/open.ctl: users other than its owner can write to its control FIFO (mode 0666) and its ack FIFO '$T/open.ack' (mode 0666), so they can drive this run and forge its replies; 'range load' and 'range unload' are refused on it (chmod go-w, or use --control-shared to allow them)" \
+		"$T/err" || { show_run; fail "not the warning"; }
+}
+
+@test "an ack FIFO only its group can write: served, one warning, range load allowed" {
+	mkfifos grp.ack
+	chmod 620 "$T/grp.ack"
+	local a
+	open_rw a "$T/grp.ack"
+	pg_bg -x, --range-backend sample -m 1 --control "fifo:$CTL,$T/grp.ack" \
+		-e "$GETPPID" -- "$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	expect_reply_on "$CTL_FD" "$a" \
+		"range load r = $WRITE@syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid" ack
+	finish
+	[ "$(grep -c warning "$T/err")" = 1 ] || { show_run; fail "not exactly one warning"; }
+	grep -qxF "perfgate: warning: control channel fifo:$CTL: users other than its owner can write to its ack FIFO '$T/grp.ack' (mode 0620), so they can forge its replies (chmod go-w, or use --control-shared if that is meant)" \
+		"$T/err" || { show_run; fail "not the warning"; }
+}
+
+@test "--control-shared: range load on a FIFO others can write is served, silently" {
+	(umask 0; mkfifo "$T/open.ctl" "$T/open.ack")
+	local c a
+	open_rw c "$T/open.ctl"
+	open_rw a "$T/open.ack"
+	pg_bg -x, --control-shared --range-backend sample -m 1 \
+		--control "fifo:$T/open.ctl,$T/open.ack" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	expect_reply_on "$c" "$a" \
+		"range load r = $WRITE@syscalls:sys_enter_getppid..syscalls:sys_enter_getpgid" ack
+	expect_reply_on "$c" "$a" "range unload r" ack
+	finish
+	! grep -q warning "$T/err" || { show_run; fail "a warning with --control-shared"; }
 }
 
 @test "a second agent on FIFOs another agent reads is refused, naming it; the first serves on" {
