@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -284,22 +285,57 @@ static void control_on_eof(struct control_channel *ch)
 		event_add(ch->read_event, NULL);
 }
 
+static void control_on_settle(evutil_socket_t fd, short what, void *arg);
+
+/*
+ * The grace period's clock: a timerfd of the channel's own, made the first
+ * time it holds unterminated bytes.  libevent's timers read a coarse clock
+ * (a tick of several milliseconds), which would stretch a 2 ms grace to
+ * twice or thrice that; a timerfd fires on time, and costs channels whose
+ * commands are all terminated nothing.
+ */
+static int control_settle_timer(struct control_channel *ch)
+{
+	if (ch->settle_event)
+		return 0;
+	ch->settle_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ch->settle_fd < 0) {
+		log_warn("control channel %s: cannot make a timer, so a command without a "
+			 "newline waits for its writer to close: %s", ch->label, strerror(errno));
+		return -1;
+	}
+	ch->settle_event = event_new(event_get_base(ch->read_event), ch->settle_fd,
+				     EV_READ | EV_PERSIST, control_on_settle, ch);
+	if (!ch->settle_event || event_add(ch->settle_event, NULL)) {
+		log_warn("control channel %s: out of memory for a timer", ch->label);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Unterminated bytes held after a read: (re)start the grace period after
  * which they are settled; more bytes before it ends start it again.  A
- * channel with none (the usual case: every command terminated) costs no
- * timer.  A backpressured channel is not settled: the rest of its bytes
- * may wait unread in the pipe; it is armed again when it resumes.
+ * channel with none (the usual case: every command terminated) makes no
+ * system call here.  A backpressured channel is not settled: the rest of
+ * its bytes may wait unread in the pipe; it is armed again when it resumes.
  */
 static void control_arm_settle(struct control_channel *ch)
 {
-	static const struct timeval grace = { 0, SETTLE_GRACE_US };
+	struct itimerspec grace = { .it_value = { 0, SETTLE_GRACE_US * 1000L } };
+	struct itimerspec off = { .it_value = { 0, 0 } };
 	const char *partial;
 
-	if (!ch->paused && !ch->backpressured && ctl_framer_partial(&ch->framer, &partial) > 0)
-		evtimer_add(ch->settle_event, &grace);
-	else if (evtimer_pending(ch->settle_event, NULL))
-		evtimer_del(ch->settle_event);
+	if (!ch->paused && !ch->backpressured && ctl_framer_partial(&ch->framer, &partial) > 0) {
+		if (ch->settle_timer_failed || control_settle_timer(ch)) {
+			ch->settle_timer_failed = true;
+			return;
+		}
+		ch->settle_armed = timerfd_settime(ch->settle_fd, 0, &grace, NULL) == 0;
+	} else if (ch->settle_armed) {
+		timerfd_settime(ch->settle_fd, 0, &off, NULL);
+		ch->settle_armed = false;
+	}
 }
 
 /* One read: feed what came, or handle end of input.  Returns what read() did. */
@@ -344,10 +380,13 @@ static void control_on_readable(evutil_socket_t fd, short what, void *arg)
 static void control_on_settle(evutil_socket_t fd, short what, void *arg)
 {
 	struct control_channel *ch = arg;
+	uint64_t expirations;
 	ssize_t n;
 
-	(void)fd;
 	(void)what;
+	if (read(fd, &expirations, sizeof(expirations)) < 0 || !ch->settle_armed)
+		return;		/* disarmed meanwhile */
+	ch->settle_armed = false;
 	if (ch->paused || ch->backpressured)
 		return;
 	n = control_read(ch);
@@ -393,11 +432,9 @@ static int control_start(struct control_channel *ch, struct event_base *base,
 	ch->ctx = ctx;
 	ch->pending = evbuffer_new();
 	ch->read_event = event_new(base, ch->ctl_fd, EV_READ | EV_PERSIST, control_on_readable, ch);
-	ch->settle_event = evtimer_new(base, control_on_settle, ch);
 	ch->write_event = ch->ack_fd >= 0 ?
 		event_new(base, ch->ack_fd, EV_WRITE | EV_PERSIST, control_on_writable, ch) : NULL;
-	if (!ch->pending || !ch->read_event || !ch->settle_event ||
-	    (ch->ack_fd >= 0 && !ch->write_event)) {
+	if (!ch->pending || !ch->read_event || (ch->ack_fd >= 0 && !ch->write_event)) {
 		log_error("control channel %s: out of memory", ch->label);
 		return -1;
 	}
@@ -511,7 +548,7 @@ int control_open(struct control_channel *ch, const struct control_spec *spec,
 		 struct event_base *base, control_line_fn on_line, void *ctx)
 {
 	memset(ch, 0, sizeof(*ch));
-	ch->ctl_fd = ch->ack_fd = -1;
+	ch->ctl_fd = ch->ack_fd = ch->settle_fd = -1;
 	if (spec->is_fifo) {
 		snprintf(ch->label, sizeof(ch->label), "fifo:%s", spec->ctl_path);
 		snprintf(ch->ctl_name, sizeof(ch->ctl_name), "FIFO '%s'", spec->ctl_path);
@@ -586,6 +623,7 @@ int control_open_fds(struct control_channel *ch, int ctl_fd, int ack_fd, const c
 		     struct event_base *base, control_line_fn on_line, void *ctx)
 {
 	memset(ch, 0, sizeof(*ch));
+	ch->settle_fd = -1;
 	snprintf(ch->label, sizeof(ch->label), "%s", label);
 	ch->ctl_fd = ctl_fd;
 	ch->ack_fd = ack_fd;
@@ -663,8 +701,7 @@ void control_pause(struct control_channel *ch)
 	ch->paused = true;
 	if (ch->read_event)
 		event_del(ch->read_event);
-	if (ch->settle_event)
-		event_del(ch->settle_event);
+	control_arm_settle(ch);		/* paused: disarmed */
 }
 
 void control_flush(struct control_channel *ch, int timeout_ms)
@@ -685,6 +722,8 @@ void control_close(struct control_channel *ch)
 		event_free(ch->read_event);
 	if (ch->settle_event)
 		event_free(ch->settle_event);
+	if (ch->settle_fd >= 0)
+		close(ch->settle_fd);
 	if (ch->write_event)
 		event_free(ch->write_event);
 	if (ch->pending)
@@ -696,5 +735,5 @@ void control_close(struct control_channel *ch)
 		close(ch->ack_fd);
 	free(ch->long_reply);
 	memset(ch, 0, sizeof(*ch));
-	ch->ctl_fd = ch->ack_fd = -1;
+	ch->ctl_fd = ch->ack_fd = ch->settle_fd = -1;
 }

@@ -50,7 +50,11 @@ struct control_channel {
 	struct control_file ctl_file, ack_file;
 	struct ctl_framer framer;
 	struct event *read_event, *write_event;
-	struct event *settle_event;	/* grace period of unterminated bytes */
+	/* The grace period of unterminated bytes: a timerfd, made when first
+	 * needed (-1 until then), and its event. */
+	int settle_fd;
+	struct event *settle_event;
+	bool settle_armed, settle_timer_failed;
 	struct evbuffer *pending;	/* replies the ack fd could not take yet */
 	bool reopen_at_eof;		/* a FIFO: its next writers may come */
 	bool ack_broken;		/* the ack reader went away */

@@ -154,6 +154,7 @@ raw_reply() {
 
 @test "disable\\n\\0 (sizeof \"disable\\n\"): exactly the 5 bytes ack\\n\\0, nothing more" {
 	serve
+	wait_line ready		# its 5 calls are counted: the window is open
 	printf 'disable\n\0' >&"$CTL_FD"
 	got=$(raw_reply 5)
 	[ "$got" = "61 63 6b 0a 00" ] || fail "disable\\n\\0: reply bytes '$got'"
