@@ -7,7 +7,11 @@
  *
  * and drives each over its FIFO pair with N commands, enable and disable in
  * turn.  One round trip is: write "enable\n" to CTL, read one reply line from
- * ACK ("ack\n" followed by perf's NUL).  For each tool it reports the median
+ * ACK ("ack\n" followed by perf's NUL).  With --bare the commands are
+ * written as some harnesses write them, "enable" with no terminator, which
+ * perf ends where the bytes end and perfgate after its grace period.  With
+ * --baseline another perfgate binary (an earlier build) is measured too,
+ * and the ratios of this one to it are printed.  For each tool it reports the median
  * and 99th percentile round-trip time (CLOCK_MONOTONIC around the write and
  * the read) and the agent's CPU time per command (the sum over its threads of
  * /proc/PID/task/TID/schedstat's first field, ns spent on a CPU, read before
@@ -42,7 +46,7 @@
 
 #include "bench_common.h"
 
-#define MAX_TOOLS	3
+#define MAX_TOOLS	4
 
 const char bench_name[] = "ack-latency";
 
@@ -57,6 +61,8 @@ struct options {
 	const char *perf;	/* NULL: not measured */
 	const char *perfgate;	/* NULL: not measured */
 	bool floor;		/* also measure the built-in minimal agent */
+	bool bare;		/* commands without their '\n' */
+	const char *baseline;	/* another perfgate to compare with, or NULL */
 };
 
 /* a.count: commands sent, its parity picks the next one; a.ns: the
@@ -64,6 +70,7 @@ struct options {
 struct tool {
 	struct bench_agent a;
 	const char *path;	/* NULL: the built-in floor agent */
+	bool bare;		/* send "enable", not "enable\n" */
 	int client_cpu;		/* where we wrote the last command from */
 	long samples;		/* round trips checked for placement ... */
 	long samples_shared;	/* ... with agent and client on one CPU */
@@ -153,12 +160,13 @@ static uint64_t tool_command(struct tool *t, int timeout_ms)
 	/* enable first: the tool starts disabled (-D -1).  The long forms,
 	 * because perf 6.1 does not ack "e" and "d". */
 	const char *cmd = t->a.count % 2 == 0 ? "enable\n" : "disable\n";
+	const char *bare = t->a.count % 2 == 0 ? "enable" : "disable";
 	char line[BENCH_REPLY_MAX];
 	uint64_t start, end;
 
 	t->client_cpu = sched_getcpu();	/* cheap (rseq), for the sampling */
 	start = now_ns();
-	bench_send(&t->a, cmd);
+	bench_send(&t->a, t->bare ? bare : cmd);
 	t->a.count++;
 	bench_reply_read(&t->a, line, sizeof(line), timeout_ms);
 	end = now_ns();
@@ -226,10 +234,10 @@ static void print_result(const char *mode, const struct tool *t,
 	       r.median_us, r.p99_us, r.cpu_us, shared_pct(t));
 }
 
-static void print_ratio(const char *mode, struct bench_result pg,
+static void print_ratio(const char *mode, const char *what, struct bench_result pg,
 			struct bench_result pf)
 {
-	printf("%-16s %-13s %9.2fx %9.2fx %11.2fx\n", mode, "perfgate/perf",
+	printf("%-16s %-13s %9.2fx %9.2fx %11.2fx\n", mode, what,
 	       pg.median_us / pf.median_us, pg.p99_us / pf.p99_us,
 	       pg.cpu_us / pf.cpu_us);
 }
@@ -262,10 +270,13 @@ static void print_mode(const struct bench_sched *m, double others)
 	}
 	if (ntools >= 2 && !strcmp(tools[0].a.name, "perfgate") &&
 	    !strcmp(tools[1].a.name, "perf")) {
-		print_ratio(m->label, res[0], res[1]);
-		if (ntools == 3)
+		print_ratio(m->label, "perfgate/perf", res[0], res[1]);
+		if (ntools >= 3 && !strcmp(tools[2].a.name, "floor"))
 			print_ratio_above(m->label, res[0], res[1], res[2]);
 	}
+	if (ntools >= 2 && !strcmp(tools[0].a.name, "perfgate") &&
+	    !strcmp(tools[ntools - 1].a.name, "baseline"))
+		print_ratio(m->label, "pg/baseline", res[0], res[ntools - 1]);
 	printf("%-16s (other processes kept %.1f of %ld CPUs busy meanwhile)\n",
 	       "", others, sysconf(_SC_NPROCESSORS_ONLN));
 	fflush(stdout);
@@ -299,15 +310,17 @@ static void run_mode(const struct options *o, const struct bench_sched *m)
 /* TOOL -D -1 -e task-clock -o /dev/null --control fifo:CTL,ACK -- sleep 3600,
  * where TOOL is PATH and, for perf, SUBCOMMAND; no PATH: the floor. */
 static void tool_init(struct tool *t, const char *name, const char *path,
-		      const char *subcommand, long n)
+		      const char *subcommand, const struct options *o)
 {
 	const char *rest[] = { "-D", "-1", "-e", "task-clock", "-o", "/dev/null",
 			       "--control", t->a.control, "--", "sleep", "3600" };
 	const char **argv = t->a.argv;
 
-	bench_agent_init(&t->a, name, name, "command", n);
+	bench_agent_init(&t->a, name, name, "command", o->n);
 	t->path = path;
+	t->bare = o->bare;
 	t->a.floor_ack_len = 5;		/* "ack\n\0", as perf replies */
+	t->a.floor_bare = o->bare;
 	if (!path)
 		return;
 	*argv++ = path;
@@ -321,11 +334,13 @@ static void setup_tools(const struct options *o)
 {
 	bench_make_workdir();
 	if (o->perfgate)
-		tool_init(&tools[ntools++], "perfgate", o->perfgate, NULL, o->n);
+		tool_init(&tools[ntools++], "perfgate", o->perfgate, NULL, o);
 	if (o->perf)
-		tool_init(&tools[ntools++], "perf", o->perf, "stat", o->n);
+		tool_init(&tools[ntools++], "perf", o->perf, "stat", o);
 	if (o->floor)
-		tool_init(&tools[ntools++], "floor", NULL, NULL, o->n);
+		tool_init(&tools[ntools++], "floor", NULL, NULL, o);
+	if (o->baseline)
+		tool_init(&tools[ntools++], "baseline", o->baseline, NULL, o);
 }
 
 static void usage(FILE *out)
@@ -350,6 +365,10 @@ static void usage(FILE *out)
 "      --perfgate PATH  perfgate binary (default: not measured)\n"
 "      --no-floor       do not measure the built-in minimal agent (poll,\n"
 "                       read, write): the cost of the round trip itself\n"
+"      --bare           write commands without their newline (\"enable\"),\n"
+"                       as some harnesses do; the floor then acks each read\n"
+"      --baseline PATH  also measure this perfgate binary (an earlier build)\n"
+"                       and print perfgate/baseline ratios\n"
 "  -h, --help\n");
 }
 
@@ -365,6 +384,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "perf", required_argument, NULL, 'P' },
 		{ "perfgate", required_argument, NULL, 'G' },
 		{ "no-floor", no_argument, NULL, 'F' },
+		{ "bare", no_argument, NULL, 'B' },
+		{ "baseline", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -387,6 +408,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'P': o->perf = *optarg ? optarg : NULL; break;
 		case 'G': o->perfgate = *optarg ? optarg : NULL; break;
 		case 'F': o->floor = false; break;
+		case 'B': o->bare = true; break;
+		case 'L': o->baseline = *optarg ? optarg : NULL; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -402,8 +425,8 @@ static void print_setup(const struct options *o)
 {
 	bench_print_machine();
 	printf("  %ld measured commands per tool and mode (enable/disable in "
-	       "turn), %ld warm-up,\n  tools alternating every %ld commands\n",
-	       o->n, o->warmup, o->block);
+	       "turn%s), %ld warm-up,\n  tools alternating every %ld commands\n",
+	       o->n, o->bare ? ", bare: no newline" : "", o->warmup, o->block);
 	for (int i = 0; i < ntools; i++)
 		printf("  %-8s  %s\n", tools[i].a.name,
 		       tools[i].path ? tools[i].path : "(built in: poll, read, write)");

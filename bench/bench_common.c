@@ -253,7 +253,11 @@ static void floor_agent(const struct bench_agent *a)
 		if (poll(&pfd, 1, -1) < 0)
 			continue;
 		got = read(pfd.fd, buf, sizeof(buf));
-		for (ssize_t i = 0; i < got; i++)
+		/* Bare commands (no terminator) end where the read ends. */
+		if (a->floor_bare && got > 0 &&
+		    write(ack, "ack\n", a->floor_ack_len) != (ssize_t)a->floor_ack_len)
+			_exit(1);
+		for (ssize_t i = 0; !a->floor_bare && i < got; i++)
 			if (buf[i] == '\n' &&
 			    write(ack, "ack\n", a->floor_ack_len) !=
 				    (ssize_t)a->floor_ack_len)
@@ -464,7 +468,7 @@ void bench_expect_ack(struct bench_agent *a, const char *line, const char *cmd)
 {
 	if (strcmp(line, "ack") != 0)
 		bench_die_agent(a, "replied \"%.200s\" to %.*s", line,
-				(int)strlen(cmd) - 1, cmd);
+				(int)strcspn(cmd, "\n"), cmd);
 }
 
 /*

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -39,6 +40,7 @@ struct bench_agent {
 	const char *unit;	/* what count counts, in messages: "pair" */
 	const char *argv[16];	/* its command line; argv[0] NULL: the floor */
 	size_t floor_ack_len;	/* floor only: 4 "ack\n", 5 "ack\n\0" as perf */
+	bool floor_bare;	/* floor only: a command ends where a read ends */
 	char control[2 * PATH_MAX + 16];	/* "fifo:CTL,ACK" for argv */
 	pid_t pid;		/* also its process group id */
 	int ctl_fd;
