@@ -914,7 +914,10 @@ int perfgate_command(struct perfgate *pg, const char *line, char *reply, size_t 
 			    "perfgate_default() fail?)");
 	if (pg->inert)
 		return 0;
-	if (!line || !*line || strchr(line, '\n') || strlen(line) >= PIPE_BUF)
+	/* A blank line is no command: the agent, as perf, sends no reply,
+	 * and one counted as owed would make the next caller drop another's. */
+	if (!line || ctl_line_is_empty(line, strlen(line)) || strchr(line, '\n') ||
+	    strlen(line) >= PIPE_BUF)
 		return fail(EINVAL, "a command is one non-empty line of fewer than %d bytes",
 			    PIPE_BUF);
 	return exchange(pg, line, reply, reply_size);

@@ -337,6 +337,8 @@ static void test_fake_agent(void)
 	is_int(perfgate_window_begin(f.pg, "x1234567890123456789012345678901234567890123456789012345678901234"),
 	       -EINVAL, "name: 65 bytes is refused");
 	is_int(perfgate_command(f.pg, "ping\nping", NULL, 0), -EINVAL, "command: two lines are refused");
+	is_int(perfgate_command(f.pg, " \t\r", NULL, 0), -EINVAL,
+	       "command: a blank line (no reply would come) is refused");
 	ok(pipe_empty(f.ctl[0]), "refused calls wrote nothing");
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);

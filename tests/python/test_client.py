@@ -410,6 +410,21 @@ def test_timeout_when_the_agent_does_not_answer(tmp_path) -> None:
     fake.close()
 
 
+def test_blank_command_is_refused_unsent(tmp_path) -> None:
+    # The agent, as perf, answers a blank line with nothing: sent, it
+    # would leave a reply owed that never comes.
+    fake = FakeAgent(tmp_path)
+    c = fake.client(timeout=5)
+    for line in ("", " ", " \t\r"):
+        with pytest.raises(ValueError, match="non-empty line"):
+            c.command(line)
+    fake.reply("ack")
+    assert c.command("ping") == ""
+    assert fake.read_commands(1) == ["ping"]
+    c.close()
+    fake.close()
+
+
 def test_timeout_from_environment(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeAgent(tmp_path)
     monkeypatch.setenv("PERFGATE_TIMEOUT_MS", "250")

@@ -645,7 +645,9 @@ class Client:
             return ""
         if (
             not isinstance(line, str)
-            or not line
+            # A blank line is no command: the agent, as perf, sends no
+            # reply, and one counted as owed would drop another's reply.
+            or not line.strip(" \t\r")
             or "\n" in line
             or "\0" in line
         ):
