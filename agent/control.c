@@ -142,7 +142,7 @@ static void describe_user(uid_t uid, char *buf, size_t cap)
  * it: stop its workload, load ranges, read counts, fill its memory.
  * Refused unless --control-shared.  One the agent's user owns but made
  * writable by its group or others is accepted, as perf accepts it
- * (control_warn_open says what that allows).
+ * (control_check_open says what that allows).
  */
 static int check_fifo_owner(const struct stat *st, const char *path, const char *role)
 {
@@ -390,10 +390,10 @@ static void control_on_settle(evutil_socket_t fd, short what, void *arg)
 	if (ch->paused || ch->backpressured)
 		return;
 	n = control_read(ch);
-	if (n > 0)
-		control_arm_settle(ch);
-	else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		control_settle(ch);
+	else if (n != 0)
+		control_arm_settle(ch);		/* more came, or try again */
 }
 
 static void control_mark_broken(struct control_channel *ch)
