@@ -47,7 +47,9 @@ if [ "${1:-}" = --chmod666 ]; then
 	chmod666=1
 	shift
 fi
-[ $# -ge 5 ] && [ "$4" = -- ] || fail "usage: ctl_only.sh [--chmod666] DIR K MARKER -- TOOL [ARG...]"
+if [ $# -lt 5 ] || [ "$4" != -- ]; then
+	fail "usage: ctl_only.sh [--chmod666] DIR K MARKER -- TOOL [ARG...]"
+fi
 dir=$1 k=$2 marker=$3
 shift 4
 

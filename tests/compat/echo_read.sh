@@ -20,7 +20,9 @@ fail() {
 	exit 1
 }
 
-[ $# -ge 5 ] && [ "$4" = -- ] || fail "usage: echo_read.sh DIR K MARKER -- TOOL [ARG...]"
+if [ $# -lt 5 ] || [ "$4" != -- ]; then
+	fail "usage: echo_read.sh DIR K MARKER -- TOOL [ARG...]"
+fi
 dir=$1 k=$2 marker=$3
 shift 4
 
@@ -35,10 +37,12 @@ tool_pid=$!
 
 # A generous guard on each read: the real scripts have none, and hang.
 read -r -t 30 -u "$done_fd" _ || fail "the workload never started"
+# shellcheck disable=SC2015  # written as the scripts it mirrors write it
 echo 'enable' >&"$ctl_fd" && read -r -t 30 -u "$ack_fd" e1 || fail "no reply to enable"
 [ "$e1" = ack ] || fail "reply to enable: '$e1'"
 echo go >&"$go_fd"
 read -r -t 30 -u "$done_fd" _ || fail "the workload never finished"
+# shellcheck disable=SC2015
 echo 'disable' >&"$ctl_fd" && read -r -t 30 -u "$ack_fd" d1 || fail "no reply to disable"
 [ "$d1" = ack ] || fail "reply to disable: '$d1'"
 echo go >&"$go_fd"

@@ -14,9 +14,10 @@ next select() can wake for that NUL alone: the client selects again until a
 newline has come, and each reply, NULs dropped, must be exactly b"ack\\n".
 (The harnesses it mirrors return after the first wake-up, or carry on
 silently after a timeout, and so may run ahead of the window; this client
-fails instead, since its count would be wrong.)  3 getppid()
-calls come before `enable`, K inside, 2 after `disable`.  Standard library
-only.
+fails instead, since its count would be wrong.)
+
+3 getppid() calls come before `enable`, K inside, 2 after `disable`.
+Standard library only.
 """
 import os
 import select
