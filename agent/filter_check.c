@@ -1,6 +1,7 @@
 /*
  * filter_check: tracepoint filters against tracefs formats (libtraceevent).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,23 +56,33 @@ static enum field_kind kind_of_type(const char *type)
 	return FIELD_NUMBER;
 }
 
+/* A field as the checks need it. */
+struct field_info {
+	enum field_kind kind;
+	int size;
+	bool is_signed;		/* the kernel reads its values with kstrtoll() */
+	const char *type;	/* as the format spells it */
+};
+
 /* The kernel's fields of every event (trace_define_generic_fields()),
  * looked up after the format's own, as trace_find_event_field() does;
- * size is theirs, for .function. */
-static bool generic_field(const char *name, enum field_kind *kind, int *size)
+ * size is theirs, for .function, and so is the sign: is_signed_type() of
+ * int and of char *. */
+static bool generic_field(const char *name, struct field_info *f)
 {
-	static const struct { const char *name; enum field_kind kind; int size; } fields[] = {
-		{ "CPU", FIELD_CPU, sizeof(int) }, { "cpu", FIELD_CPU, sizeof(int) },
-		{ "common_cpu", FIELD_CPU, sizeof(int) },
-		{ "COMM", FIELD_STRING, sizeof(char *) }, { "comm", FIELD_STRING, sizeof(char *) },
-		{ "stacktrace", FIELD_STACKTRACE, sizeof(char *) },
-		{ "STACKTRACE", FIELD_STACKTRACE, sizeof(char *) },
+	static const struct { const char *name; struct field_info f; } fields[] = {
+		{ "CPU", { FIELD_CPU, sizeof(int), true, "int" } },
+		{ "cpu", { FIELD_CPU, sizeof(int), true, "int" } },
+		{ "common_cpu", { FIELD_CPU, sizeof(int), true, "int" } },
+		{ "COMM", { FIELD_STRING, sizeof(char *), false, "char *" } },
+		{ "comm", { FIELD_STRING, sizeof(char *), false, "char *" } },
+		{ "stacktrace", { FIELD_STACKTRACE, sizeof(char *), false, "char *" } },
+		{ "STACKTRACE", { FIELD_STACKTRACE, sizeof(char *), false, "char *" } },
 	};
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (!strcmp(fields[i].name, name)) {
-			*kind = fields[i].kind;
-			*size = fields[i].size;
+			*f = fields[i].f;
 			return true;
 		}
 	return false;
@@ -104,23 +115,53 @@ static int check_function(struct check_ctx *ctx, const struct filter_pred *pred,
 	return 0;
 }
 
+/*
+ * A number for a number field: the kernel reads it with kstrtoull() when
+ * the field is unsigned, so "-1" is refused there, and with kstrtoll()
+ * when it is signed, so a value above INT64_MAX is (0xffffffffffffffff
+ * included).  Both are a bare EINVAL from the kernel.
+ */
+static int check_sign(struct check_ctx *ctx, const struct filter_pred *pred,
+		      const struct field_info *f)
+{
+	char why[160];
+
+	if (!f->is_signed && pred->negative) {
+		snprintf(why, sizeof(why), "field '%s' is unsigned (%s): the kernel takes no "
+			 "negative value", pred->field, f->type);
+		return check_fail(ctx, pred->value_span.offset, why);
+	}
+	if (f->is_signed && !pred->negative && pred->number > INT64_MAX) {
+		snprintf(why, sizeof(why), "field '%s' is signed (%s): the kernel takes at most "
+			 "%" PRId64 " (%" PRId64 " has these 64 bits)", pred->field, f->type,
+			 INT64_MAX, (int64_t)pred->number);
+		return check_fail(ctx, pred->value_span.offset, why);
+	}
+	return 0;
+}
+
 static int check_pred(const struct filter_pred *pred, void *arg)
 {
 	struct check_ctx *ctx = arg;
 	struct tep_format_field *field = NULL;
+	struct field_info f;
 	enum field_kind kind;
 	char why[160];
 	int size;
 
 	field = tep_find_any_field(ctx->event, pred->field);
 	if (field) {
-		kind = kind_of_type(field->type);
-		size = field->size;
-	} else if (!generic_field(pred->field, &kind, &size)) {
+		f.kind = kind_of_type(field->type);
+		f.size = field->size;
+		f.is_signed = field->flags & TEP_FIELD_IS_SIGNED;
+		f.type = field->type;
+	} else if (!generic_field(pred->field, &f)) {
 		snprintf(why, sizeof(why), "field '%s' not in %s:%s", pred->field,
 			 ctx->subsys, ctx->name);
 		return check_fail(ctx, pred->field_span.offset, why);
 	}
+	kind = f.kind;
+	size = f.size;
 	if (pred->suffix == FILTER_SUFFIX_FUNCTION)
 		return check_function(ctx, pred, size);
 	switch (pred->value_kind) {
@@ -168,7 +209,7 @@ static int check_pred(const struct filter_pred *pred, void *arg)
 				 pred->field);
 			return check_fail(ctx, pred->op_span.offset, why);
 		}
-		return 0;
+		return check_sign(ctx, pred, &f);
 	}
 	return 0;
 }

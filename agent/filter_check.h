@@ -7,7 +7,8 @@
  * predicate is checked with the kernel's own rules (trace_events_filter.c's
  * parse_pred()) -- the field exists (the kernel's CPU/comm/common_cpu/
  * stacktrace fields and common_* included), the operator fits the field's
- * type, the value's kind fits the field -- and the whole filter fits the page
+ * type, the value's kind fits the field, a number fits the field's sign
+ * (no '-' for an unsigned one) -- and the whole filter fits the page
  * the kernel copies; a mistake is reported at its byte with a reason such as
  * "field 'dsig' not in irq:irq_handler_entry".
  */

@@ -126,6 +126,12 @@ sched:sched_switch@prev_comm > 1;10;operator '>' does not apply to string field 
 sched:sched_switch@prev_pid == "x";12;field 'prev_pid' is a number: expected a number, not a string
 sched:sched_process_exec@filename & 1;9;operator '&' does not apply to string field 'filename' (use ==, != or ~)
 sched:sched_process_exec@filename == 1;12;field 'filename' is a string: quote the value
+count == -1;9;field 'count' is unsigned (size_t): the kernel takes no negative value
+count == 1 || fd > -0x1;19;field 'fd' is unsigned (unsigned int): the kernel takes no negative value
+common_flags & -1;15;field 'common_flags' is unsigned (unsigned char): the kernel takes no negative value
+stacktrace == -1;14;field 'stacktrace' is unsigned (char *): the kernel takes no negative value
+syscalls:sys_exit_write@ret == 0xffffffffffffffff;7;field 'ret' is signed (long): the kernel takes at most 9223372036854775807 (-1 has these 64 bits)
+syscalls:sys_exit_write@ret > 9223372036854775808;6;field 'ret' is signed (long): the kernel takes at most 9223372036854775807 (-9223372036854775808 has these 64 bits)
 LIST
 }
 
@@ -151,7 +157,25 @@ stacktrace == 1
 buf == "x"
 sched:sched_switch@prev_comm == "x" || prev_pid & 3
 sched:sched_process_exec@filename ~ "/bin/*" && old_pid > 0
+count != 18446744073709551615 && fd != 0xffffffff
+common_pid != -1 && CPU != -1 && common_cpu > -0x10
+syscalls:sys_exit_write@ret == -1 || ret >= -9223372036854775808 || ret < 9223372036854775807
 LIST
+}
+
+@test "a range trigger's filter is checked as --filter is: no negative value for an unsigned field" {
+	pg -x, -e "$GETPPID@$WRITE(fd == -1)..syscalls:sys_exit_write" -- "$MARKER" say ran
+	expect_refusal "perfgate: bad range spec:
+$GETPPID@$WRITE(fd == -1)..syscalls:sys_exit_write
+                                                          ^ field 'fd' is unsigned (unsigned int): the kernel takes no negative value"
+	pg -x, -e "$GETPPID@$WRITE..syscalls:sys_exit_write(ret > 0xffffffffffffffff)" -- "$MARKER" say ran
+	expect_refusal "perfgate: bad range spec:
+$GETPPID@$WRITE..syscalls:sys_exit_write(ret > 0xffffffffffffffff)
+                                                                                   ^ field 'ret' is signed (long): the kernel takes at most 9223372036854775807 (-1 has these 64 bits)"
+	# A negative value for a signed field is taken, and the range counts.
+	pg -x, -e "$WRITE@$GETPPID(common_pid != -1)..$GETPGID" -- "$MARKER" getppid 1 write 2 getpgid 1
+	expect_status 0
+	expect_value "$WRITE@$GETPPID(common_pid != -1)..$GETPGID" 2
 }
 
 # long_filter LEN: "count == 1 || ... || count == 11..1", exactly LEN bytes.
