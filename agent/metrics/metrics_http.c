@@ -56,9 +56,13 @@ static double accept_q(const char *params, size_t len)
 }
 
 /*
- * OpenMetrics unless the scraper prefers text/plain (Prometheus' 0.0.4)
- * by a higher q value: Prometheus asks for OpenMetrics first, curl and
- * browsers send * / *, older scrapers and node_exporter's tools text/plain.
+ * Text 0.0.4 unless the scraper names application/openmetrics-text, as
+ * Prometheus' own client libraries decide (client_golang's
+ * NegotiateIncludingOpenMetrics, prometheus_client's choose_encoder):
+ * Prometheus asks for OpenMetrics by name, while curl and browsers send
+ * * / * and promtool, node_exporter's tools and older scrapers read 0.0.4
+ * only.  OpenMetrics is refused by q=0, or when text/plain is named with a
+ * higher q value; on a tie the scraper named OpenMetrics and gets it.
  */
 enum metrics_format metrics_http_negotiate(const char *accept)
 {
@@ -88,7 +92,7 @@ enum metrics_format metrics_http_negotiate(const char *accept)
 		if (*p == ',')
 			p++;
 	}
-	return q_text > 0 && q_text > q_om ? METRICS_TEXT : METRICS_OPENMETRICS;
+	return q_om > 0 && q_om >= q_text ? METRICS_OPENMETRICS : METRICS_TEXT;
 }
 
 static void metrics_http_text_reply(struct evhttp_request *req, int code, const char *reason,

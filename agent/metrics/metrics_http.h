@@ -2,8 +2,8 @@
  * metrics_http: the read-only /metrics endpoint (--metrics-listen), served
  * by libevent's evhttp on the session's own event loop.
  *
- * GET (or HEAD) /metrics answers with the exposition, OpenMetrics or text
- * 0.0.4 as the scraper's Accept header prefers; any other path is 404 and
+ * GET (or HEAD) /metrics answers with the exposition: OpenMetrics when
+ * the scraper's Accept header asks for it by name, else text 0.0.4; any other path is 404 and
  * any other method 405.  Nothing over HTTP changes the run.  Replies are
  * queued on evhttp's non-blocking buffers: a slow or stalled scraper holds
  * its own connection's memory (dropped after a timeout), never the loop.
@@ -20,7 +20,7 @@ struct metrics_http;
  * the address and the reason when it cannot. */
 struct metrics_http *metrics_http_start(struct session *s, const char *addr);
 void metrics_http_free(struct metrics_http *h);
-/* The format an Accept header asks for (NULL: no header). */
+/* The format an Accept header asks for (NULL, no header: text 0.0.4). */
 enum metrics_format metrics_http_negotiate(const char *accept);
 
 #endif

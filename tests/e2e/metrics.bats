@@ -152,11 +152,18 @@ print([v["count"] for v in d["views"] if v["event"] == sys.argv[2] and v["gate"]
 		getppid 1 write 3 getpgid 1 "${W[@]}" "window begin parse" notify "$T/ready" wait "$T/go" \
 		"${W[@]}" "window end parse"
 	wait_line ready
-	scrape "$T/om.txt"
+	scrape "$T/om.txt" "application/openmetrics-text; version=1.0.0"
 	[ "$CTYPE" = "application/openmetrics-text; version=1.0.0; charset=utf-8" ] || fail "content type: $CTYPE"
-	scrape "$T/text.txt" "text/plain;version=0.0.4"
+	# What the ecosystem's tools do: curl's own Accept (*/*) into promtool.
+	curl -sf -m 5 "$URL" | promtool check metrics || fail "promtool rejected a plain curl scrape"
+	scrape "$T/text.txt"
 	[ "$CTYPE" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "content type: $CTYPE"
 	promtool_ok "$T/text.txt"
+	# 0.0.4 has no info type, no UNIT and no EOF; families named as their samples.
+	grep -qx '# TYPE perfgate_info gauge' "$T/text.txt" || { cat "$T/text.txt"; fail "info not a gauge"; }
+	grep -qx '# TYPE perfgate_count_total counter' "$T/text.txt" || fail "counter family name"
+	! grep -qE '^# (UNIT|EOF)' "$T/text.txt" || fail "OpenMetrics lines in 0.0.4"
+	[ "$(tail -n1 "$T/om.txt")" = "# EOF" ] || fail "OpenMetrics without # EOF"
 	# The window is open (depth 1) and has one call; ranges count exactly.
 	run om "$T/om.txt" "v('perfgate_count_total', event='$GETPPID', gate='window', window='parse'), \
 v('perfgate_window_calls_total', window='parse'), v('perfgate_window_depth', window='parse'), \
@@ -204,13 +211,23 @@ print(code, h.get("allow", ["-"])[0])'; }
 	[ "$(code -X DELETE "$URL")" = "405 GET, HEAD" ]
 	[ "$(code -X PATCH "$URL")" = "405 GET, HEAD" ]
 	[ "$(code -I "$URL")" = "200 -" ]
-	# Prometheus' own Accept header gets OpenMetrics; text/plain preferred, 0.0.4.
+	# Prometheus' own Accept header gets OpenMetrics, as does any header
+	# that names it (on a tie with text/plain too); anything else, 0.0.4.
 	scrape "$T/a" 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+	[ "$CTYPE" = "application/openmetrics-text; version=1.0.0; charset=utf-8" ] || fail "$CTYPE"
+	scrape "$T/a" 'text/plain, Application/OpenMetrics-Text'
 	[[ $CTYPE == application/openmetrics-text* ]] || fail "$CTYPE"
 	scrape "$T/b" 'application/openmetrics-text;q=0.2, text/plain;q=0.9'
-	[[ $CTYPE == "text/plain; version=0.0.4"* ]] || fail "$CTYPE"
+	[ "$CTYPE" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "$CTYPE"
+	scrape "$T/b" 'application/openmetrics-text;q=0, */*'
+	[ "$CTYPE" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "$CTYPE"
 	scrape "$T/c" '*/*'
-	[[ $CTYPE == application/openmetrics-text* ]] || fail "$CTYPE"
+	[ "$CTYPE" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "$CTYPE"
+	scrape "$T/c" 'application/json'
+	[ "$CTYPE" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "$CTYPE"
+	# No Accept header at all ("Accept:" makes curl send none).
+	CTYPE=$(curl -sf -m 5 -H 'Accept:' -o "$T/c" -w '%{content_type}' "$URL")
+	[ "$CTYPE" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "$CTYPE"
 	# Nothing above opened the default window or stopped the run.
 	release go
 	pg_wait
