@@ -121,3 +121,33 @@ def test_window_names() -> None:
     assert window_name("t.py::f[a b]") != window_name("t.py::f[a_b]")
     assert window_name("a/b.py::t") == "a.b.py::t-" + hashlib.sha1(b"a/b.py::t").hexdigest()[:8]
     assert os.path.sep == "/"
+
+
+def test_plugin_names_windows_from_the_intended_rootdir(tmp_path, perfgate_bin: str) -> None:
+    # The agent and the tests under one directory, as a build tree and its
+    # tests in a clone under /tmp are: pytest takes the value of the space
+    # form of --perfgate-bin for a test path, and its rootdir becomes
+    # tmp_path, not the ini file's directory t.
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "perfgate").symlink_to(os.path.abspath(perfgate_bin))
+    t = tmp_path / "t"
+    t.mkdir()
+    (t / "pytest.ini").write_text("[pytest]\n")
+    (t / "test_one.py").write_text("import os\ndef test_one():\n    for _ in range(9):\n"
+                                   "        os.getppid()\n")
+    for spelling in (["--perfgate-bin", str(tmp_path / "bin" / "perfgate")],
+                     [f"--perfgate-bin={tmp_path / 'bin' / 'perfgate'}"]):
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "perfgate.pytest_plugin",
+             "-p", "no:cacheprovider", "--perfgate", "-e", GETPPID, *spelling,
+             "--perfgate-json", "run.json"],
+            cwd=t, env=package_env(), text=True, capture_output=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        views = json.loads((t / "run.json").read_text())["views"]
+        assert [(v["window"], v["count"]) for v in views if v["gate"] == "window"] == \
+            [("test_one.py::test_one", 9)], spelling
+        space_form = len(spelling) == 2
+        assert (f"rootdir: {tmp_path}\n" in r.stdout) == space_form, r.stdout
+        assert ("windows are named from " + str(t)) in r.stdout.replace("\n", "") or \
+            not space_form, r.stdout
+        (t / "run.json").unlink()

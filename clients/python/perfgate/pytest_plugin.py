@@ -5,9 +5,11 @@
 starts one agent for the session (``perfgate.Agent``, ``-p`` on the pytest
 process, so the tests and the processes they start are counted), wraps the
 *call* phase of each test (not its setup or teardown: fixtures are left
-out) in a window named after the test's node id (:func:`window_name`),
-prints each test's counts in the terminal summary and saves the run's
-``--json-file`` document at ``--perfgate-json``.
+out) in a window named after the test's node id (:func:`window_name`; the
+node id relative to the rootdir pytest would choose from the arguments,
+whatever pytest made of ``--perfgate-bin PATH``), prints each test's counts
+in the terminal summary and saves the run's ``--json-file`` document at
+``--perfgate-json``.
 
 The ``perfgate`` fixture gives the session's agent (a ``perfgate.Client``)
 for windows of one's own inside a test; without ``--perfgate`` it gives
@@ -24,6 +26,8 @@ agent of its own): ``--perfgate`` with ``-n`` is a usage error.
 from __future__ import annotations
 
 import hashlib
+import inspect
+from pathlib import Path
 from typing import Any, Generator, Optional
 
 import pytest
@@ -57,26 +61,72 @@ def window_name(nodeid: str) -> str:
     return f"{text[-keep:]}-{digest[:_HASH_LEN]}"
 
 
+def _intended_rootpath(config: pytest.Config) -> Path:
+    """The rootdir pytest would have chosen had it known this plugin's options.
+
+    pytest picks its rootdir (and ini file) before plugins add their
+    options, so the value of ``--perfgate-bin PATH`` (space form) is taken
+    for a test path when PATH exists (pytest issue #8846): with the build
+    tree and the tests under one directory such as /tmp, the rootdir
+    becomes that directory and every node id changes.  The choice is made
+    again here with the arguments as parsed once every option is known,
+    by pytest's own function; a pytest whose function this does not know
+    keeps its rootdir.
+    """
+    ns = config.known_args_namespace
+    try:
+        from _pytest.config.findpaths import determine_setup
+
+        params = inspect.signature(determine_setup).parameters
+        kwargs: dict[str, Any] = {
+            "inifile": ns.inifilename,
+            "args": [str(a) for a in ns.file_or_dir],
+            "rootdir_cmd_arg": ns.rootdir or None,
+        }
+        if "invocation_dir" in params:
+            kwargs["invocation_dir"] = config.invocation_params.dir
+        if "config" in params:
+            kwargs["config"] = config
+        return Path(determine_setup(**kwargs)[0])
+    except Exception:  # pragma: no cover - another pytest's internals
+        return config.rootpath
+
+
 class _Session:
     """The session's agent and each test's window."""
 
-    def __init__(self, agent: Agent, json_path: Optional[str]) -> None:
+    def __init__(self, agent: Agent, json_path: Optional[str], rootpath: Path,
+                 pytest_rootpath: Path) -> None:
         self.agent = agent
         self.json_path = json_path
+        self.rootpath = rootpath
+        self.pytest_rootpath = pytest_rootpath
         self.windows: dict[str, Window] = {}
         self.error: Optional[str] = None
+
+    def nodeid(self, item: pytest.Item) -> str:
+        """item's node id relative to the intended rootdir."""
+        if self.rootpath == self.pytest_rootpath:
+            return item.nodeid
+        try:
+            rel = Path(item.path).relative_to(self.rootpath)
+        except ValueError:
+            return item.nodeid
+        _, sep, rest = item.nodeid.partition("::")
+        return rel.as_posix() + sep + rest
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)  # type: ignore[misc]
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
         # trylast: the innermost wrapper, so that other plugins' wrappers
         # (capture, logging) stay outside the window.
-        w = Window(self.agent, window_name(item.nodeid))
+        nodeid = self.nodeid(item)
+        w = Window(self.agent, window_name(nodeid))
         self.agent.window_begin(w.name)
         try:
             yield
         finally:
             self.agent._window_end_into(w)
-            self.windows[item.nodeid] = w
+            self.windows[nodeid] = w
 
     def stop(self) -> None:
         if self.agent.report is None:
@@ -106,6 +156,11 @@ class _Session:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
         for r in [header, *rows]:
             tr.write_line("  ".join([*(c.rjust(n) for c, n in zip(r, widths)), r[-1]]))
+        if self.rootpath != self.pytest_rootpath:
+            tr.write_line(f"perfgate: pytest took an option's value for a test path and chose "
+                          f"rootdir {self.pytest_rootpath}; windows are named from "
+                          f"{self.rootpath}. Write --perfgate-bin=PATH (with '=') for pytest's "
+                          f"own rootdir and ini file to be there too.", yellow=True)
         if self.error:
             tr.write_line(f"perfgate: {self.error}", red=True)
         if self.json_path:
@@ -163,7 +218,8 @@ def pytest_configure(config: pytest.Config) -> None:
                       json_file=config.getoption("perfgate_json"))
     except (PerfgateError, ValueError) as e:
         raise pytest.UsageError(f"--perfgate: {e}") from None
-    session = _Session(agent, agent.json_path if config.getoption("perfgate_json") else None)
+    session = _Session(agent, agent.json_path if config.getoption("perfgate_json") else None,
+                       _intended_rootpath(config), config.rootpath)
     config.stash[_session_key] = session
     config.pluginmanager.register(session, "perfgate-session")
 
