@@ -350,26 +350,180 @@ is_number() {
 
 # ---- perf stat side by side ------------------------------------------------
 
-# mask_digits: digits (with their separators) become N, rate prefixes and
-# runs of blanks (column padding that depends on the digits) go, so two
-# reports of the same events compare line for line.
+# Two reports of the same events differ in their digits (times, rates,
+# counts of anything but a tracepoint over a fixed workload), so they are
+# compared masked; the mask keeps everything a format decides:
+#  - a number is each run of digits masked to N with the '.' and ','
+#    between runs kept: 1,234.56 is N,N.N and 1234.56 is N.N, 0,74 is N,N
+#    and 0.74 is N.N, so a missing thousands separator or the wrong decimal
+#    mark shows, and in -x output a dropped field changes the number of runs
+#    (5140000,100.00,0.35 is N,N.N,N.N);
+#  - digit counts are not kept (N, not 999): the magnitude of a time or a
+#    rate is not the format.  The one exception is grouping: 999 and 1,002
+#    are both well-formed in a locale that groups, so report_compare (below)
+#    takes two such numbers as the same format even where the runs differ;
+#  - alignment is compared by field width, not by digits: a number and the
+#    blanks before it are one right-aligned field, so report_compare wants
+#    the same width (blanks + characters) wherever either side pads (two or
+#    more blanks), and the same single blank or none otherwise;
+#  - rate prefixes (K/sec, M/sec) follow the magnitude and are dropped.
+# mask_digits shows a report so (blanks before a number collapsed to one);
+# report_compare is the comparison itself.
 mask_digits() {
-	sed -E 's/[0-9][0-9.,]*/N/g; s/[KMG]?\/sec/\/sec/g; s/ +/ /g; s/ +$//'
+	sed -E 's/[0-9]+/N/g; s/[KMG]?\/sec/\/sec/g; s/ +N/ N/g; s/ +$//'
+}
+
+# report_compare PERF_FILE PG_FILE [EVENT...]: the two reports are the same
+# once masked (above), line for line; and the count of each EVENT (the last
+# number before the event's name on its line: text, -x and -j rows alike)
+# is the same number, digit for digit, in both.  Give EVENTs only where the
+# count is deterministic: a tracepoint of the workload's own syscalls,
+# counted per task.  An EVENT that perf's report names without a count is
+# an error, so that the check cannot pass by finding nothing.  --sep=SEP
+# (-x's separator) among the EVENTs: the count is the last field with
+# digits before the name.
+# Reads LC_NUMERIC (the report's locale) for the grouping rule.
+report_compare() {
+	/usr/bin/python3 - "$@" <<'PY'
+import locale, re, sys
+
+perf_file, pg_file = sys.argv[1], sys.argv[2]
+exact = [a for a in sys.argv[3:] if not a.startswith("--sep=")]
+seps = [a[6:] for a in sys.argv[3:] if a.startswith("--sep=") and len(a) > 6]
+try:
+    locale.setlocale(locale.LC_NUMERIC, "")
+except locale.Error:
+    pass
+conv = locale.localeconv()
+tsep, dp = re.escape(conv["thousands_sep"]), re.escape(conv["decimal_point"])
+well_formed = re.compile(rf"\d{{1,3}}({tsep}\d{{3}})*({dp}\d+)?" if tsep else rf"\d+({dp}\d+)?")
+number = re.compile(r"( *)(\d+(?:[.,]\d+)*)")
+
+def split(line):
+    """literals[i] (blanks before a number left out) and (blanks, number)s."""
+    lits, nums, pos = [], [], 0
+    for m in number.finditer(line):
+        lits.append(re.sub(r"[KMG]?/sec", "/sec", line[pos:m.start()]))
+        nums.append((len(m.group(1)), m.group(2)))
+        pos = m.end()
+    lits.append(re.sub(r"[KMG]?/sec", "/sec", line[pos:]).rstrip())
+    return lits, nums
+
+def shape(tok):
+    return re.sub(r"\d+", "N", tok)
+
+def same_number_format(a, b):
+    if shape(a) == shape(b):
+        return True
+    return bool(tsep) and bool(well_formed.fullmatch(a)) and bool(well_formed.fullmatch(b))
+
+def compare(a, b):
+    """None when lines a (perf) and b (perfgate) agree, else why not."""
+    la, na = split(a)
+    lb, nb = split(b)
+    if la != lb or len(na) != len(nb):
+        return "text differs"
+    for (sa, ta), (sb, tb) in zip(na, nb):
+        if not same_number_format(ta, tb):
+            return f"number format: {ta!r} vs {tb!r}"
+        if max(sa, sb) >= 2 and sa + len(ta) != sb + len(tb):
+            return f"field width: {' ' * sa + ta!r} vs {' ' * sb + tb!r}"
+        if max(sa, sb) < 2 and sa != sb:
+            return f"blanks before {ta!r} vs {tb!r}"
+    return None
+
+def count_of(line, event):
+    """The last number before EVENT's name on line (in -x rows, the last
+    field with digits: "comm-TID,500,," is 500), or None."""
+    m = re.search(rf"(?<!\w){re.escape(event)}(?!\w|:\w)", line)
+    if not m:
+        return None
+    head = line[:m.start()]
+    if seps:
+        fields = [f for f in head.split(seps[0]) if re.search(r"\d", f)]
+        head = fields[-1] if fields else ""
+    nums = re.findall(r"\d+(?:[.,]\d+)*", head)
+    return nums[-1] if nums else None
+
+pa = open(perf_file, errors="replace").read().splitlines()
+pb = open(pg_file, errors="replace").read().splitlines()
+bad = []
+if len(pa) != len(pb):
+    bad.append(f"perf has {len(pa)} lines, perfgate {len(pb)}")
+for i, (a, b) in enumerate(zip(pa, pb), 1):
+    why = compare(a, b)
+    if why:
+        bad.append(f"line {i}: {why}\n  < {a}\n  > {b}")
+for event in exact:
+    seen = 0
+    for i, (a, b) in enumerate(zip(pa, pb), 1):
+        ca, cb = count_of(a, event), count_of(b, event)
+        if ca is None:
+            continue
+        seen += 1
+        if ca != cb:
+            bad.append(f"line {i}: {event} counted {ca} by perf, {cb} by perfgate\n  < {a}\n  > {b}")
+    if not seen and any(re.search(rf"(?<!\w){re.escape(event)}(?!\w)", a) for a in pa):
+        bad.append(f"no count of {event} in perf's report to compare")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# exact_events OPTIONS...: the events of same_as_perf's workload whose
+# counts are deterministic under OPTIONS: getppid, counted per task over
+# the whole run.  None system-wide (other tasks call getppid too), per CPU
+# (where the calls run is the scheduler's), with a delay or intervals
+# (which calls fall in which is timing), or when getppid is not counted.
+exact_events() {
+	local o
+	for o in "$@"; do
+		case $o in
+		-a|-A|-C*|-G*|-D*|-I*|-p*|-t*|--no-aggr|--per-*|--interval*|--all-cpus|--cpu*|--delay*|--cgroup*) return 0 ;;
+		esac
+	done
+	[[ " $* " == *"$GETPPID"* ]] && echo "$GETPPID"
+	csv_sep "$@"
+}
+
+# csv_sep OPTIONS...: --sep=SEP for report_compare when OPTIONS have -x SEP.
+csv_sep() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-x) echo "--sep=$2"; return 0 ;;
+		-x*) echo "--sep=${1#-x}"; return 0 ;;
+		--field-separator=*) echo "--sep=${1#*=}"; return 0 ;;
+		esac
+		shift
+	done
+	return 0
+}
+
+# same_reports PERF_FILE PG_FILE WHAT [EVENT...]: report_compare, or fail
+# showing both reports, masked and whole, and what differs.
+same_reports() {
+	local perf_file=$1 pg_file=$2 what=$3
+	shift 3
+	if ! report_compare "$perf_file" "$pg_file" "$@" >"$T/diff"; then
+		echo "--- perf stat $what"; cat "$perf_file"
+		echo "--- perfgate $what"; cat "$pg_file"
+		echo "--- masked diff (< perf, > perfgate)"
+		diff <(mask_digits <"$perf_file") <(mask_digits <"$pg_file")
+		echo "--- what differs"; cat "$T/diff"
+		fail "perfgate's output differs from perf's for: $what"
+	fi
 }
 
 # same_as_perf OPTIONS...: perf stat and perfgate with OPTIONS on `marker
 # getppid 1234` (then a sleep of $SLEEP ms, when set) print the same
-# report once digits are masked.
+# report (report_compare), getppid's count the same where it is exact.
 same_as_perf() {
 	local workload=("$MARKER" getppid 1234 ${SLEEP:+sleep "$SLEEP"})
 	timeout --foreground -k 2 "$PG_TIMEOUT" perf stat "$@" -- "${workload[@]}" \
 		>"$T/perf.out" 2>"$T/perf" 3>&- </dev/null || fail "perf stat $* failed: $(cat "$T/perf")"
 	pg "$@" -- "${workload[@]}"
 	expect_status 0
-	if ! diff <(mask_digits <"$T/perf") <(mask_digits <"$T/err") >"$T/diff"; then
-		echo "--- perf stat $*"; cat "$T/perf"
-		echo "--- perfgate $*"; cat "$T/err"
-		echo "--- masked diff (< perf, > perfgate)"; cat "$T/diff"
-		fail "perfgate's output differs from perf's for: $*"
-	fi
+	# shellcheck disable=SC2046 # one word per event
+	same_reports "$T/perf" "$T/err" "$*" $(exact_events "$@")
 }
