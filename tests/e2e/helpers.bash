@@ -364,8 +364,9 @@ is_number() {
 #    takes two such numbers as the same format even where the runs differ;
 #  - alignment is compared by field width, not by digits: a number and the
 #    blanks before it are one right-aligned field, so report_compare wants
-#    the same width (blanks + characters) wherever either side pads (two or
-#    more blanks), and the same single blank or none otherwise;
+#    the same width (blanks + the number, in the locale's form) wherever
+#    either side pads (two or more blanks), and the same single blank or
+#    none otherwise;
 #  - rate prefixes (K/sec, M/sec) follow the magnitude and are dropped.
 # mask_digits shows a report so (blanks before a number collapsed to one);
 # report_compare is the comparison itself.
@@ -417,6 +418,14 @@ def same_number_format(a, b):
         return True
     return bool(tsep) and bool(well_formed.fullmatch(a)) and bool(well_formed.fullmatch(b))
 
+first_number = re.compile(rf"\d+(?:{tsep}\d{{3}})*(?:{dp}\d+)?" if tsep else rf"\d+(?:{dp}\d+)?")
+
+def width(blanks, tok):
+    """A padded number's field width: blanks + the number's length.  The
+    first number in the locale's form, not the whole token, as in -x rows
+    a token runs on into the next fields ("     0.001803434,9.00,msec")."""
+    return blanks + len(first_number.match(tok).group(0))
+
 def compare(a, b):
     """None when lines a (perf) and b (perfgate) agree, else why not."""
     la, na = split(a)
@@ -426,7 +435,7 @@ def compare(a, b):
     for (sa, ta), (sb, tb) in zip(na, nb):
         if not same_number_format(ta, tb):
             return f"number format: {ta!r} vs {tb!r}"
-        if max(sa, sb) >= 2 and sa + len(ta) != sb + len(tb):
+        if max(sa, sb) >= 2 and width(sa, ta) != width(sb, tb):
             return f"field width: {' ' * sa + ta!r} vs {' ' * sb + tb!r}"
         if max(sa, sb) < 2 and sa != sb:
             return f"blanks before {ta!r} vs {tb!r}"
