@@ -45,6 +45,7 @@ enum {
 	OPT_PER_DIE,
 	OPT_PER_SOCKET,
 	OPT_PER_NODE,
+	OPT_NO_MERGE,
 };
 
 static const struct option long_options[] = {
@@ -96,6 +97,7 @@ static const struct option long_options[] = {
 	{ "per-die",		no_argument,	   NULL, OPT_PER_DIE },
 	{ "per-socket",		no_argument,	   NULL, OPT_PER_SOCKET },
 	{ "per-node",		no_argument,	   NULL, OPT_PER_NODE },
+	{ "no-merge",		no_argument,	   NULL, OPT_NO_MERGE },
 	{ "cgroup",		required_argument, NULL, 'G' },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "version",		no_argument,	   NULL, OPT_VERSION },
@@ -123,6 +125,8 @@ static const char usage_text[] =
 "      --per-thread           one row per thread (with -p or -t)\n"
 "      --per-core, --per-die, --per-socket, --per-node\n"
 "                             one row per core, die, socket or NUMA node (with -a or -C)\n"
+"      --no-merge             accepted: perf merges only uncore and hybrid PMUs'\n"
+"                             counters, which perfgate does not open\n"
 "  -G, --cgroup NAME          count only tasks of cgroup NAME (with -a or -C)\n"
 "  -D, --delay MS             start counting after MS ms; -1: only on 'enable'\n"
 "      --control fd:CTL[,ACK] | fifo:CTL[,ACK]\n"
@@ -507,6 +511,20 @@ static int refuse_metrics(const char *option)
 	return -1;
 }
 
+/* perf stat record / report write and read perf.data, a format of perf's
+ * own; perfgate's record of a run is its JSON document.  "perfgate --
+ * record" still runs a program called record. */
+static bool is_perf_data_command(const char *word)
+{
+	if (strcmp(word, "record") && strcmp(word, "report"))
+		return false;
+	log_error("'%s' is perf stat's subcommand that %s perf.data, a format perfgate does "
+		  "not write; --json-file FILE writes the whole run as one JSON document "
+		  "(to run a program called %s: perfgate -- %s)", word,
+		  strcmp(word, "record") ? "reads" : "writes", word, word);
+	return true;
+}
+
 static int parse_one(struct options *opts, int opt, const char *arg)
 {
 	switch (opt) {
@@ -563,6 +581,10 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_PER_DIE: return set_aggr(opts, AGGR_DIE, "--per-die");
 	case OPT_PER_SOCKET: return set_aggr(opts, AGGR_SOCKET, "--per-socket");
 	case OPT_PER_NODE: return set_aggr(opts, AGGR_NODE, "--per-node");
+	/* perf merges the counters of an event's several PMUs (uncore
+	 * boxes, hybrid cores) into one row; perfgate opens each event on
+	 * one PMU, so its rows are perf's unmerged rows already. */
+	case OPT_NO_MERGE: return 0;
 	case 'G':
 		if (*arg == '\0')
 			return bad_value("-G", arg, 0, "empty cgroup name");
@@ -679,6 +701,8 @@ int options_parse(struct options *opts, int argc, char **argv)
 	}
 	opts->workload = argv + optind;
 	opts->nr_workload = argc - optind;
+	if (opts->nr_workload && strcmp(argv[optind - 1], "--") && is_perf_data_command(argv[optind]))
+		return -1;
 	return options_check(opts);
 }
 

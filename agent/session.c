@@ -49,6 +49,11 @@ static int session_resolve_events(struct session *s)
 	for (size_t i = 0; !opts->nr_events && !opts->null_run && i < events_default_count; i++) {
 		struct event_spec fallback = { .name = (char *)events_default_set[i] };
 
+		/* As perf: counting CPUs (-a, -C), the clock is the CPUs'
+		 * time, cpu-clock, rather than the tasks'. */
+		if (i == 0 && (opts->system_wide || opts->cpu_list))
+			fallback.name = "cpu-clock";
+
 		if (events_resolve(&fallback, &defs, &n))
 			goto fail;
 	}

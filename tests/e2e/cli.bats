@@ -19,6 +19,25 @@ refused() {
 	refused no-such-option
 }
 
+@test "perf stat record / report: refused, naming --json-file; -- record runs a program" {
+	local sub
+	for sub in record report; do
+		pg "$sub" -o - "$MARKER" say ran
+		refused "perfgate: '$sub' is perf stat's subcommand that"
+		expect_status 129
+		grep -qF -- "--json-file FILE writes the whole run as one JSON document (to run a program called $sub: perfgate -- $sub)" "$T/err" ||
+			{ show_run; fail "$sub: the message does not name --json-file"; }
+	done
+	# After --, the word is the workload's name, as any other.
+	pg -x, -e "$GETPPID" -- record
+	expect_status 255
+	grep -qF "perfgate: cannot run 'record'" "$T/err" || { show_run; fail "-- record was not run"; }
+	pg -x, -e "$GETPPID" -- "$MARKER" getppid 3 say record
+	expect_status 0
+	expect_out record
+	expect_value "$GETPPID" 3
+}
+
 @test "-M and --topdown are refused with the reason: no metric tables" {
 	local opt
 	for opt in "-M IPC" "--metrics=IPC" "--topdown"; do

@@ -42,6 +42,10 @@ EVENTS="task-clock,page-faults,$GETPPID"
 @test "perf: -a -x," { SLEEP=600 same_as_perf -a -x, -e "task-clock,$GETPPID"; }
 @test "perf: -a -I 100" { SLEEP=600 same_as_perf -a -I 100 --interval-count 2 -e task-clock; }
 @test "perf: -C 0" { same_as_perf -C 0 -e task-clock; }
+# Counting CPUs, perf's default set starts with cpu-clock, not task-clock.
+@test "perf: the default event set with -a" { same_as_perf -a; }
+@test "perf: the default event set with -C 0 -x," { same_as_perf -C 0 -x,; }
+@test "perf: the default event set with -a -j" { same_as_perf -a -j; }
 @test "perf: -C 0,1 -x," { same_as_perf -C 0,1 -x, -e task-clock; }
 @test "perf: modifiers :u :k" { same_as_perf -e "task-clock:u,page-faults:k,cycles:u"; }
 @test "perf: --filter" { same_as_perf -e "$GETPPID" --filter 'common_pid != 0'; }
@@ -161,6 +165,12 @@ AGGR="task-clock,$GETPPID,duration_time"
 @test "perf: -A -a" { same_as_perf -A -a -e "$AGGR"; }
 @test "perf: --no-aggr -a -x," { same_as_perf --no-aggr -a -x, -e "$AGGR"; }
 @test "perf: -A -a -j" { same_as_perf -A -a -j -e "$AGGR"; }
+# --no-merge: perf's merging of uncore and hybrid PMUs' counters has
+# nothing to merge on this machine, so the output is -A's.
+@test "perf: -A -a --no-merge" { same_as_perf -A -a --no-merge -e "$AGGR"; }
+@test "perf: -A -a --no-merge -x," { same_as_perf -A -a --no-merge -x, -e "$AGGR"; }
+@test "perf: -A -a --no-merge -j" { same_as_perf -A -a --no-merge -j -e "$AGGR"; }
+@test "perf: --no-merge" { same_as_perf --no-merge -e "$EVENTS"; }
 @test "perf: -A -C 1" { same_as_perf -A -C 1 -e "$AGGR"; }
 @test "perf: -A -a with an unsupported event" { same_as_perf -A -a -e "cycles,cpu-clock,$GETPPID"; }
 # With -I, one interval of a 400 ms workload: on a loaded machine perf
