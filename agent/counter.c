@@ -141,6 +141,27 @@ static bool attr_drop_guest_bits(struct perf_event_attr *attr)
 	return had;
 }
 
+/*
+ * libperf learns an evsel's maps from an evlist, not from
+ * perf_evsel__open(): an evsel opened on its own on several CPUs has no
+ * CPU map, and perf_evsel__apply_filter() then reaches its first CPU's
+ * fds only, so a filtered tracepoint would count unfiltered on the other
+ * CPUs.  The evsel is passed through an evlist for its maps (it keeps its
+ * own references to them) and opened on them.
+ */
+static int evsel_open_with_maps(struct perf_evsel *evsel, const struct counter_target *target)
+{
+	struct perf_evlist *evlist = perf_evlist__new();
+
+	if (!evlist)
+		return -ENOMEM;
+	perf_evlist__add(evlist, evsel);
+	perf_evlist__set_maps(evlist, target->cpus, target->threads);
+	perf_evlist__remove(evlist, evsel);
+	perf_evlist__delete(evlist);
+	return perf_evsel__open(evsel, perf_evsel__cpus(evsel), perf_evsel__threads(evsel));
+}
+
 /* One evsel opened on target, with perf's exclude_guest fallback: 0, or
  * an errno. */
 static int evsel_open(struct perf_event_attr *attr, const struct counter_target *target,
@@ -152,7 +173,7 @@ static int evsel_open(struct perf_event_attr *attr, const struct counter_target 
 
 		if (!evsel)
 			return ENOMEM;
-		err = perf_evsel__open(evsel, target->cpus, target->threads);
+		err = evsel_open_with_maps(evsel, target);
 		if (!err) {
 			*out = evsel;
 			return 0;
