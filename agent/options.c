@@ -125,8 +125,7 @@ static const char usage_text[] =
 "      --per-thread           one row per thread (with -p or -t)\n"
 "      --per-core, --per-die, --per-socket, --per-node\n"
 "                             one row per core, die, socket or NUMA node (with -a or -C)\n"
-"      --no-merge             accepted: perf merges only uncore and hybrid PMUs'\n"
-"                             counters, which perfgate does not open\n"
+"      --no-merge             accepted; each event is on one PMU: nothing to merge\n"
 "  -G, --cgroup NAME          count only tasks of cgroup NAME (with -a or -C)\n"
 "  -D, --delay MS             start counting after MS ms; -1: only on 'enable'\n"
 "      --control fd:CTL[,ACK] | fifo:CTL[,ACK]\n"
@@ -655,11 +654,11 @@ static int options_check(struct options *opts)
 		log_error("--metrics-job needs --metrics-push");
 		return -1;
 	}
+	/* As perf: with no command and no target, count system-wide until
+	 * a signal (or --interval-count, or "stop") ends the run. */
 	if (!opts->nr_workload && !opts->system_wide && !opts->cpu_list &&
-	    !opts->pid_list && !opts->tid_list) {
-		log_error("nothing to count: give a command, -a, -C, -p or -t (see perfgate --help)");
-		return -1;
-	}
+	    !opts->pid_list && !opts->tid_list)
+		opts->system_wide = true;
 	if (options_check_aggr(opts))
 		return -1;
 	return check_repeat(opts);

@@ -207,6 +207,44 @@ attach() {
 	attach -t
 }
 
+# no_target_run SIGNAL FORMAT...: perfgate with no command and no target
+# (system-wide, as perf) while a marker of our own makes 7 getppid() calls
+# once the agent has answered a ping (its counters are open then); the
+# filter keeps other processes' calls out.  SIGNAL then ends the run.
+no_target_run() {
+	local sig=$1
+	shift
+	mkfifos go done end
+	marker_bg wait "$T/go" getppid 7 notify "$T/done" wait "$T/end"
+	pg_bg "$@" --control "fifo:$CTL,$ACK" -e "$GETPPID" --filter "common_pid == $MARKER_PID"
+	expect_reply ping ack
+	release go
+	wait_line done
+	kill "-$sig" "$AGENT_PID"
+	pg_wait
+	release end
+}
+
+@test "no command and no target: system-wide until SIGINT, then the report; status 130" {
+	no_target_run INT
+	expect_status 130
+	grep -qF " Performance counter stats for 'system wide':" "$T/err" || { show_run; fail "no header"; }
+	grep -Eq "^ +7 +$GETPPID +\$" "$T/err" || { show_run; fail "expected a count of 7"; }
+	grep -q " seconds time elapsed" "$T/err" || { show_run; fail "no elapsed time"; }
+}
+
+@test "no command and no target: SIGTERM ends the run with the report; status 143" {
+	no_target_run TERM -x,
+	expect_status 143
+	expect_value "$GETPPID" 7
+}
+
+@test "no command and no target: --interval-count ends the run; status 0" {
+	pg -x, -I 100 --interval-count 2 -e "$GETPPID" --filter "common_pid == 1"
+	expect_status 0
+	[ "$(values "$GETPPID" | wc -l)" = 2 ] || { show_run; fail "expected 2 intervals"; }
+}
+
 # at_least N: the last run counted at least N of the marker's getppid calls.
 at_least() {
 	local n
