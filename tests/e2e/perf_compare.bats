@@ -125,6 +125,31 @@ same_file_as_perf() {
 @test "perf: --summary -I 100 -x, --no-csv-summary" {
 	SLEEP=500 same_as_perf --summary --no-csv-summary -I 100 --interval-count 1 -x, -e "$EVENTS"
 }
+# The summary is the counts the intervals showed, not what the workload
+# did after the last one (perf reads no counter after it): 5 calls before
+# the first interval ends, 7 after.
+@test "-I --interval-count 1 --summary: the summary is the sum of the intervals, as perf's" {
+	local workload=("$MARKER" getppid 5 sleep 900 getppid 7) fmt
+	for fmt in -x, -j; do
+		SEP=,
+		timeout --foreground -k 2 "$PG_TIMEOUT" perf stat "$fmt" -I 300 --interval-count 1 \
+			--summary -e "$GETPPID" -- "${workload[@]}" 2>"$T/perf" </dev/null ||
+			fail "perf failed: $(cat "$T/perf")"
+		pg "$fmt" -I 300 --interval-count 1 --summary -e "$GETPPID" -- "${workload[@]}"
+		expect_status 0
+		if [ "$fmt" = -j ]; then
+			# The counter-value of each line ("5.000000"), interval
+			# then summary.
+			sed -n 's/.*"counter-value" : "\([0-9]*\)\.0*".*/\1/p' "$T/perf" >"$T/perf.v"
+			sed -n 's/.*"counter-value" : "\([0-9]*\)\.0*".*/\1/p' "$T/err" >"$T/pg.v"
+		else
+			values "$GETPPID" "$T/perf" >"$T/perf.v"
+			values "$GETPPID" >"$T/pg.v"
+		fi
+		[ "$(cat "$T/perf.v")" = $'5\n5' ] || { cat "$T/perf"; fail "$fmt: perf's own counts changed"; }
+		[ "$(cat "$T/pg.v")" = $'5\n5' ] || { show_run; fail "$fmt: interval and summary differ from perf's 5 and 5"; }
+	done
+}
 @test "perf: --summary -x, without -I" { SLEEP=500 same_as_perf --summary -x, -e "$EVENTS"; }
 @test "perf: --quiet" { SLEEP=500 same_as_perf --quiet -e "$EVENTS"; }
 @test "perf: --quiet -I 100" { SLEEP=500 same_as_perf --quiet -I 100 --interval-count 1 -e "$EVENTS"; }
