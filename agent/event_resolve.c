@@ -129,11 +129,12 @@ static int by_name(const void *a, const void *b)
 }
 
 /*
- * The sorted names in dir (no dot files) that match pattern (NULL: all);
- * with want_dir only subdirectories.  Returns the count, or -1 when dir
- * cannot be read.
+ * The names in dir (no dot files) that match pattern (NULL: all), sorted,
+ * or in the directory's own order (readdir's) unless sorted; with want_dir
+ * only subdirectories.  Returns the count, or -1 when dir cannot be read.
  */
-static long list_dir(const char *dir, const char *pattern, bool want_dir, char ***out)
+static long list_dir(const char *dir, const char *pattern, bool want_dir, bool sorted,
+		     char ***out)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -160,7 +161,7 @@ static long list_dir(const char *dir, const char *pattern, bool want_dir, char *
 		n++;
 	}
 	closedir(d);
-	if (n)
+	if (n && sorted)
 		qsort(names, n, sizeof(*names), by_name);
 	*out = names;
 	return (long)n;
@@ -276,7 +277,7 @@ static int unknown_term(struct pmu_ctx *c, const struct event_term *t, size_t at
 	long n;
 
 	snprintf(dir, sizeof(dir), "%s/%s/format", c->root, c->pmu);
-	n = list_dir(dir, NULL, false, &names);
+	n = list_dir(dir, NULL, false, true, &names);
 	names_join(list, sizeof(list), names, n < 0 ? 0 : n, static_terms);
 	names_free(names, n);
 	return fail(c->err, at, "unknown term '%s' for PMU '%s' (terms: %s)", t->key, c->pmu,
@@ -411,7 +412,7 @@ int event_resolve_pmu(const char *pmus_root, const struct event_desc *ev,
 	snprintf(path, sizeof(path), "%s/%s/type", c.root, ev->pmu);
 	text = read_line(path);
 	if (!text) {
-		n = list_dir(c.root, NULL, false, &names);
+		n = list_dir(c.root, NULL, false, true, &names);
 		if (n < 0)
 			return fail(err, ev->pmu_span.offset, "unknown PMU '%s' (cannot read %s)",
 				    ev->pmu, c.root);
@@ -478,7 +479,9 @@ static char *tracepoint_name(const char *sys, const char *name)
 	return s;
 }
 
-/* Every match of a pattern, in name order, as members of the event's group. */
+/* Every match of a pattern, as members of the event's group, in perf's
+ * order: tracefs's directory order (perf 6.1 reads events/ and each
+ * subsystem with readdir and sorts nothing). */
 static int resolve_glob(const struct event_resolve_roots *roots, const struct event_list *list,
 			const struct event_desc *ev, const struct event_resolved *proto,
 			struct event_resolved_list *out, struct event_resolve_error *err)
@@ -490,10 +493,10 @@ static int resolve_glob(const struct event_resolve_roots *roots, const struct ev
 
 	if (!roots->tracepoints)
 		return fail(err, ev->span.offset, "no tracefs: cannot expand '%s'", ev->text);
-	ns = list_dir(roots->tracepoints, ev->subsys, true, &systems);
+	ns = list_dir(roots->tracepoints, ev->subsys, true, false, &systems);
 	for (long i = 0; i < ns && !rc; i++) {
 		snprintf(dir, sizeof(dir), "%s/%s", roots->tracepoints, systems[i]);
-		nn = list_dir(dir, ev->tp_name, true, &names);
+		nn = list_dir(dir, ev->tp_name, true, false, &names);
 		for (long j = 0; j < nn && !rc; j++) {
 			long long id = tracepoint_id(roots->tracepoints, systems[i], names[j]);
 			struct event_resolved r = *proto;

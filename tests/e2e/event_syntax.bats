@@ -50,6 +50,13 @@ bad_list() {
 @test "syntax: duration_time with task-clock, -x," { same_as_perf -x, -e duration_time,task-clock; }
 @test "syntax: duration_time with task-clock, -j" { same_as_perf -j -e duration_time,task-clock; }
 @test "syntax: a tracepoint pattern" { same_as_perf -e 'syscalls:sys_enter_getpp*'; }
+# Six matches, which tracefs lists in another order than their names'.
+@test "syntax: a pattern's matches in tracefs's directory order, as perf" {
+	same_as_perf -e 'syscalls:sys_enter_getp*'
+}
+@test "syntax: a pattern's matches in tracefs's directory order, -x," {
+	same_as_perf -x, -e 'syscalls:sys_enter_getp*'
+}
 @test "syntax: task-clock:k" { same_as_perf -e task-clock:k; }
 @test "syntax: perf's names for a mixed list" {
 	same_as_perf -e 'cycles:u,L1-dcache-loads,r003c,msr/tsc/,duration_time'
