@@ -183,6 +183,8 @@ struct aggr_map *aggr_map_new(enum aggr_mode mode, const struct counter_target *
 	if (!m)
 		return NULL;
 	m->mode = mode;
+	/* As perf: of every thread of the machine, only those that counted. */
+	m->skip_zero = target->all_threads;
 	m->nr_cpus = perf_cpu_map__nr(target->cpus);
 	m->nr_threads = perf_thread_map__nr(target->threads);
 	nr = (size_t)m->nr_cpus * (size_t)m->nr_threads;
@@ -311,6 +313,9 @@ struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 				size_t k = order[j];
 
 				if (views[i].counter->supported && !nrs[i * nk + k])
+					continue;
+				if (m->skip_zero && views[i].counter->supported &&
+				    !sums[i * nk + k].val)
 					continue;
 				row_set(&rows[*n], &views[i], counted, &sums[i * nk + k],
 					nrs[i * nk + k], &m->keys[k]);

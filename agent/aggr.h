@@ -26,6 +26,7 @@ struct aggr_map {
 	struct report_aggr_key *keys;	/* in perf's order */
 	size_t nr_keys;
 	size_t *key_of;		/* key of each position, cpu * nr_threads + thread */
+	bool skip_zero;		/* --per-thread -a: no row for a thread that counted 0 */
 };
 
 /* The keys of mode over target's maps (malloc'd), or NULL after an error

@@ -97,7 +97,10 @@ static int open_failed(struct counter *c, int err, const struct perf_event_attr 
 	return -1;
 }
 
-static int counter_apply_filter(struct counter *c)
+/* 0, -1 after the reason, or -ESRCH, silently, when the target has
+ * all_threads and a thread ended before its counter took the filter
+ * (libperf stops at that thread: the ones after it have none). */
+static int counter_apply_filter(struct counter *c, const struct counter_target *target)
 {
 	int err;
 
@@ -105,6 +108,8 @@ static int counter_apply_filter(struct counter *c)
 		return 0;
 	/* libperf returns -1 and leaves the ioctl's reason in errno. */
 	err = perf_evsel__apply_filter(c->evsel, c->def.filter);
+	if (err && errno == ESRCH && target->all_threads)
+		return -ESRCH;
 	if (err) {
 		log_error("the kernel refused filter '%s' on '%s': %s",
 			  c->def.filter, c->def.name, strerror(errno));
@@ -298,10 +303,12 @@ int counter_open(struct counter *c, const struct counter_target *target)
 	err = evsel_open(&attr, target, &c->evsel);
 	if (err) {
 		c->evsel = NULL;
+		if (err == ESRCH && target->all_threads)
+			return -ESRCH;
 		return open_failed(c, err, &attr);
 	}
 	counter_opened(c, target);
-	return counter_apply_filter(c);
+	return counter_apply_filter(c, target);
 }
 
 /* Group reads: nr, time enabled, time running, then { value, id } per member. */
@@ -448,6 +455,8 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 	err = group_try_open(c, n, target, true, &g);
 	if (err == EINVAL)
 		err = group_try_open(c, n, target, false, &g);
+	if (err == ESRCH && target->all_threads)
+		return -ESRCH;
 	if (err == 0) {
 		for (size_t i = 0; i < n; i++) {
 			counter_opened(&c[i], target);
@@ -459,8 +468,8 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 			return -1;
 		}
 		for (size_t i = 0; i < n; i++)
-			if (counter_apply_filter(&c[i]))
-				return -1;
+			if ((err = counter_apply_filter(&c[i], target)))
+				return err;
 		return 0;
 	}
 	/* Which members does the machine lack?  Each is tried alone. */
@@ -493,8 +502,11 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 
 bool counter_may_join_read_group(const struct counter *c, const struct counter_target *target)
 {
+	/* Not every thread of the machine: a thread that ends before the
+	 * group's filters are set again would leave the threads after it
+	 * unfiltered, with no map to try again with. */
 	return c->supported && c->evsel && !c->group && !c->backing && !c->cgroup_fds &&
-	       c->def.tool == EVENT_TOOL_NONE && !target->cgroup &&
+	       c->def.tool == EVENT_TOOL_NONE && !target->cgroup && !target->all_threads &&
 	       (c->def.attr.type == PERF_TYPE_SOFTWARE || c->def.attr.type == PERF_TYPE_TRACEPOINT);
 }
 
@@ -565,7 +577,7 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 		log_warn("cannot find the read group's file descriptors: "
 			 "its counters read as 0");
 	for (i = 0; i < n; i++)
-		if (counter_apply_filter(c[i]))
+		if (counter_apply_filter(c[i], target))
 			log_warn("the filter of '%s' did not apply again", c[i]->def.name);
 }
 

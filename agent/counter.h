@@ -77,6 +77,8 @@ struct counter_target {
 	bool enable_on_exec;	/* the kernel enables it when the workload execs */
 	bool cpus_missing;	/* -C named CPUs that are not online: nothing
 				 * opens, every event is "<not supported>" */
+	bool all_threads;	/* --per-thread -a: every thread of the machine,
+				 * of which some may end before they open */
 	bool cgroup;		/* -G: count only the tasks of the cgroup ... */
 	int cgroup_fd;		/* ... whose directory this is open on */
 };
@@ -106,6 +108,9 @@ struct counter_group {
 void counter_back_with_range(struct counter *c, struct range_set *rs, size_t member);
 /* Open disabled.  An event the machine lacks leaves supported == false and
  * returns 0; other failures print why and return -1. */
+/* 0, or -1 after the reason is printed; -ESRCH, silently, when the
+ * target has all_threads and one of its threads has ended since the map
+ * was made (the caller makes a new map and opens again). */
 int counter_open(struct counter *c, const struct counter_target *target);
 /* Open c[0..n) as one group, c[0] the leader (perf's {a,b}): scheduled
  * together, read together, each member scaled by the group's times.  As

@@ -122,7 +122,7 @@ static const char usage_text[] =
 "  -n, --null                 null run: no default events, only the times\n"
 "  -B, --big-num / --no-big-num  thousands separators of the locale (default on)\n"
 "  -A, --no-aggr              one row per CPU (with -a or -C)\n"
-"      --per-thread           one row per thread (with -p or -t)\n"
+"      --per-thread           one row per thread (with -p, -t, or -a: every thread)\n"
 "      --per-core, --per-die, --per-socket, --per-node\n"
 "                             one row per core, die, socket or NUMA node (with -a or -C)\n"
 "      --no-merge             accepted; each event is on one PMU: nothing to merge\n"
@@ -597,17 +597,27 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 }
 
 /* Aggregation modes and -G need a target that has what they split by:
- * CPUs (-a, -C) for -A, --per-core, ... and -G, threads (-p, -t) for
- * --per-thread.  perf says "only available in system-wide mode". */
+ * CPUs (-a, -C) for -A, --per-core, ... and -G, threads for --per-thread:
+ * those of -p and -t, or with -a every thread of the machine, as perf.
+ * perf says "only available in system-wide mode". */
 static int options_check_aggr(const struct options *opts)
 {
 	bool cpus = opts->system_wide || opts->cpu_list;
 	bool threads = opts->pid_list || opts->tid_list;
 
-	if (opts->aggr_mode == AGGR_THREAD && (cpus || !threads)) {
-		log_error("--per-thread needs -p or -t%s: a workload's threads are counted "
-			  "together (inherited counters), and system-wide it would be every "
-			  "thread of the machine", cpus ? ", not -a or -C" : "");
+	if (opts->aggr_mode == AGGR_THREAD && threads && cpus) {
+		log_error("--per-thread counts the threads of -p and -t, or with -a every "
+			  "thread: not both");
+		return -1;
+	}
+	if (opts->aggr_mode == AGGR_THREAD && !threads && opts->cpu_list) {
+		log_error("--per-thread cannot be used with -C: a thread's counter counts "
+			  "on every CPU (use -a)");
+		return -1;
+	}
+	if (opts->aggr_mode == AGGR_THREAD && !threads && !cpus) {
+		log_error("--per-thread needs -p, -t or -a: a workload's threads are counted "
+			  "together (inherited counters)");
 		return -1;
 	}
 	if (opts->aggr_mode != AGGR_GLOBAL && opts->aggr_mode != AGGR_THREAD && !cpus) {

@@ -236,7 +236,7 @@ static void session_open_read_group(struct session *s, const struct counter_targ
 	free(members);
 }
 
-static int session_open_counters(struct session *s)
+static int session_open_counters_once(struct session *s)
 {
 	struct counter_target target;
 	int rc = 0;
@@ -279,6 +279,28 @@ static int session_open_counters(struct session *s)
 			log_info("Warning:\n%s event is not supported by the kernel.",
 				 s->counters[i].def.name);
 	return rc;
+}
+
+/* --per-thread -a: how many thread maps to try when threads keep ending
+ * between the reading of /proc and the opening of their counters. */
+#define SESSION_THREAD_MAP_TRIES 20
+
+static int session_open_counters(struct session *s)
+{
+	int rc;
+
+	for (int tries = 1;; tries++) {
+		rc = session_open_counters_once(s);
+		if (rc != -ESRCH)
+			return rc;
+		for (size_t i = 0; i < s->nr_counters; i++)
+			counter_close(&s->counters[i]);
+		if (tries == SESSION_THREAD_MAP_TRIES) {
+			log_error("--per-thread -a: threads kept ending before their counters "
+				  "opened, %d times; try again", tries);
+			return -1;
+		}
+	}
 }
 
 /* perf's CPU identifier ("AuthenticAMD-26-2-1": vendor, family, model and

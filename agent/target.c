@@ -143,11 +143,67 @@ out:
 	return map;
 }
 
+/*
+ * --per-thread -a: every thread of the machine as /proc lists it now, as
+ * perf's thread map of all threads; a process or thread that ends while it
+ * is read is left out.  Each counter counts its thread on any CPU, and
+ * (unless -i) the children it makes later, which perf counts the same way.
+ */
+static int build_all_threads(struct counter_target *target, const struct options *opts)
+{
+	struct tid_list list = { 0 };
+	struct dirent *entry;
+	DIR *proc = opendir("/proc");
+
+	if (!proc) {
+		log_error("cannot read /proc: %s", strerror(errno));
+		return -1;
+	}
+	while ((entry = readdir(proc))) {
+		char path[300];
+		struct dirent *task;
+		DIR *tasks;
+
+		if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", entry->d_name);
+		tasks = opendir(path);
+		while (tasks && (task = readdir(tasks))) {
+			pid_t *grown;
+
+			if (task->d_name[0] == '.')
+				continue;
+			/* Each tid once: no need for tid_list_add's search. */
+			grown = realloc(list.tids, (list.nr + 1) * sizeof(*grown));
+			if (!grown) {
+				closedir(tasks);
+				closedir(proc);
+				free(list.tids);
+				log_error("out of memory for the thread map");
+				return -1;
+			}
+			list.tids = grown;
+			list.tids[list.nr++] = (pid_t)atoi(task->d_name);
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	closedir(proc);
+	target->cpus = perf_cpu_map__new_any_cpu();
+	target->threads = perf_thread_map__new_array((int)list.nr, list.tids);
+	target->inherit = !opts->no_inherit;
+	target->all_threads = true;
+	free(list.tids);
+	return target->cpus && target->threads ? 0 : -1;
+}
+
 int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid)
 {
 	bool per_cpu = opts->system_wide || opts->cpu_list;
 
 	memset(target, 0, sizeof(*target));
+	if (opts->aggr_mode == AGGR_THREAD && opts->system_wide && !opts->cpu_list)
+		return build_all_threads(target, opts);
 	if (per_cpu) {
 		/* System-wide: every task on these CPUs; a workload only times the run. */
 		target->cpus = opts->cpu_list ? cpu_list_map(opts->cpu_list, &target->cpus_missing)

@@ -180,9 +180,11 @@ refused() {
 		grep -qF "needs -a or -C" "$T/err" || { show_run; fail "$opt: does not say it needs -a or -C"; }
 	done
 	pg --per-thread -e "$GETPPID" -- "$MARKER" say ran
-	refused "--per-thread needs -p or -t"
-	pg --per-thread -a -e "$GETPPID" -- "$MARKER" say ran
-	refused "--per-thread needs -p or -t, not -a or -C"
+	refused "--per-thread needs -p, -t or -a: a workload's threads are counted together (inherited counters)"
+	pg --per-thread -C 0 -e "$GETPPID" -- "$MARKER" say ran
+	refused "--per-thread cannot be used with -C: a thread's counter counts on every CPU (use -a)"
+	pg --per-thread -a -p 1 -e "$GETPPID" -- "$MARKER" say ran
+	refused "--per-thread counts the threads of -p and -t, or with -a every thread: not both"
 	pg -G perfgate-nosuch -e "$GETPPID" -- "$MARKER" say ran
 	refused "-G/--cgroup needs -a or -C"
 	[ "$status" = 129 ] || fail "-G: status $status, expected 129"
