@@ -200,22 +200,45 @@ static void counter_opened(struct counter *c, const struct counter_target *targe
 	c->nr_threads = perf_thread_map__nr(target->threads);
 }
 
-/* ---- -G: counters on a cgroup, one fd per CPU ---------------------------- */
+/* ---- fds of the counter's own: -G, and --per-thread -a -------------------- */
 
-static void cgroup_close(struct counter *c)
+/* Positions are cpu * nr_threads + thread, as for an evsel: one per CPU
+ * for -G (one thread), one per thread for --per-thread -a (any CPU).  A
+ * position whose thread had ended before it opened keeps fd -1. */
+static size_t own_fds_nr(const struct counter *c)
 {
-	for (int i = 0; c->cgroup_fds && i < c->nr_cpus; i++)
-		if (c->cgroup_fds[i] >= 0)
-			close(c->cgroup_fds[i]);
-	free(c->cgroup_fds);
-	c->cgroup_fds = NULL;
+	return (size_t)c->nr_cpus * (size_t)c->nr_threads;
 }
 
-static int cgroup_open_cpu(struct perf_event_attr *attr, int cgroup_fd, int cpu)
+static void own_fds_close(struct counter *c)
+{
+	for (size_t k = 0; c->own_fds && k < own_fds_nr(c); k++)
+		if (c->own_fds[k] >= 0)
+			close(c->own_fds[k]);
+	free(c->own_fds);
+	c->own_fds = NULL;
+}
+
+/* An array of nr fds, all -1, and the maps' sizes it stands for. */
+static int own_fds_new(struct counter *c, int nr_cpus, int nr_threads)
+{
+	size_t nr = (size_t)nr_cpus * (size_t)nr_threads;
+
+	c->own_fds = malloc((nr ? nr : 1) * sizeof(*c->own_fds));
+	if (!c->own_fds)
+		return -1;
+	c->nr_cpus = nr_cpus;
+	c->nr_threads = nr_threads;
+	for (size_t k = 0; k < nr; k++)
+		c->own_fds[k] = -1;
+	return 0;
+}
+
+static int own_open(struct perf_event_attr *attr, pid_t pid, int cpu, unsigned long flags)
 {
 	for (;;) {
-		int fd = (int)syscall(SYS_perf_event_open, attr, cgroup_fd, cpu, -1,
-				      PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC);
+		int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1,
+				      flags | PERF_FLAG_FD_CLOEXEC);
 
 		if (fd >= 0 || errno != EINVAL || !attr_drop_guest_bits(attr))
 			return fd;
@@ -234,27 +257,23 @@ static int counter_open_cgroup(struct counter *c, const struct counter_target *t
 						   PERF_FORMAT_TOTAL_TIME_RUNNING);
 	int nr = perf_cpu_map__nr(target->cpus);
 
-	c->cgroup_fds = malloc((size_t)(nr ? nr : 1) * sizeof(*c->cgroup_fds));
-	if (!c->cgroup_fds)
+	if (own_fds_new(c, nr, 1))
 		return -1;
-	c->nr_cpus = nr;
-	c->nr_threads = 1;
-	for (int i = 0; i < nr; i++)
-		c->cgroup_fds[i] = -1;
 	for (int i = 0; i < nr; i++) {
 		int err;
 
-		c->cgroup_fds[i] = cgroup_open_cpu(&attr, target->cgroup_fd,
-						   perf_cpu_map__cpu(target->cpus, i).cpu);
-		if (c->cgroup_fds[i] >= 0)
+		c->own_fds[i] = own_open(&attr, target->cgroup_fd,
+					 perf_cpu_map__cpu(target->cpus, i).cpu, PERF_FLAG_PID_CGROUP);
+		if (c->own_fds[i] >= 0)
 			continue;
 		err = errno;
-		cgroup_close(c);
+		own_fds_close(c);
 		return open_failed(c, err, &attr);
 	}
 	counter_opened(c, target);
+	c->nr_threads = 1;
 	for (int i = 0; c->def.filter && i < nr; i++) {
-		if (ioctl(c->cgroup_fds[i], PERF_EVENT_IOC_SET_FILTER, c->def.filter)) {
+		if (ioctl(c->own_fds[i], PERF_EVENT_IOC_SET_FILTER, c->def.filter)) {
 			log_error("the kernel refused filter '%s' on '%s': %s",
 				  c->def.filter, c->def.name, strerror(errno));
 			return -1;
@@ -263,12 +282,54 @@ static int counter_open_cgroup(struct counter *c, const struct counter_target *t
 	return 0;
 }
 
-/* One CPU's value: enabled and running times follow the count. */
-static int cgroup_read_cpu(const struct counter *c, int i, struct counter_value *value)
+/*
+ * --per-thread -a: the event opened on each thread of the machine, on any
+ * CPU.  Threads end all the time on a busy machine, and libperf gives up
+ * on an evsel when one of its threads is gone (as perf 6.1 then fails), so
+ * these fds are the counter's own: a thread that has ended before its
+ * counter, or its filter, is set up simply counts nothing.
+ */
+static int counter_open_threads(struct counter *c, const struct counter_target *target)
+{
+	struct perf_event_attr attr = counter_attr(c, target, PERF_FORMAT_TOTAL_TIME_ENABLED |
+						   PERF_FORMAT_TOTAL_TIME_RUNNING);
+	int nr = perf_thread_map__nr(target->threads);
+
+	if (own_fds_new(c, 1, nr))
+		return -1;
+	for (int t = 0; t < nr; t++) {
+		int fd = own_open(&attr, perf_thread_map__pid(target->threads, t), -1, 0);
+		int err = errno;
+
+		if (fd < 0 && err == ESRCH)
+			continue;
+		if (fd < 0) {
+			own_fds_close(c);
+			return open_failed(c, err, &attr);
+		}
+		c->own_fds[t] = fd;
+		if (c->def.filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, c->def.filter)) {
+			err = errno;
+			close(fd);
+			c->own_fds[t] = -1;
+			if (err == ESRCH)
+				continue;
+			log_error("the kernel refused filter '%s' on '%s': %s",
+				  c->def.filter, c->def.name, strerror(err));
+			return -1;
+		}
+	}
+	counter_opened(c, target);
+	return 0;
+}
+
+/* One position's value: enabled and running times follow the count. */
+static int own_read(const struct counter *c, size_t k, struct counter_value *value)
 {
 	uint64_t data[3];
 
-	if (read(c->cgroup_fds[i], data, sizeof(data)) != (ssize_t)sizeof(data))
+	if (c->own_fds[k] < 0 ||
+	    read(c->own_fds[k], data, sizeof(data)) != (ssize_t)sizeof(data))
 		return -1;
 	value->val = data[0];
 	value->ena = data[1];
@@ -276,10 +337,11 @@ static int cgroup_read_cpu(const struct counter *c, int i, struct counter_value 
 	return 0;
 }
 
-static void cgroup_switch(const struct counter *c, bool on)
+static void own_switch(const struct counter *c, bool on)
 {
-	for (int i = 0; i < c->nr_cpus; i++)
-		ioctl(c->cgroup_fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t k = 0; k < own_fds_nr(c); k++)
+		if (c->own_fds[k] >= 0)
+			ioctl(c->own_fds[k], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
 int counter_open(struct counter *c, const struct counter_target *target)
@@ -300,6 +362,8 @@ int counter_open(struct counter *c, const struct counter_target *target)
 	}
 	if (target->cgroup)
 		return counter_open_cgroup(c, target);
+	if (target->all_threads)
+		return counter_open_threads(c, target);
 	err = evsel_open(&attr, target, &c->evsel);
 	if (err) {
 		c->evsel = NULL;
@@ -505,7 +569,7 @@ bool counter_may_join_read_group(const struct counter *c, const struct counter_t
 	/* Not every thread of the machine: a thread that ends before the
 	 * group's filters are set again would leave the threads after it
 	 * unfiltered, with no map to try again with. */
-	return c->supported && c->evsel && !c->group && !c->backing && !c->cgroup_fds &&
+	return c->supported && c->evsel && !c->group && !c->backing && !c->own_fds &&
 	       c->def.tool == EVENT_TOOL_NONE && !target->cgroup && !target->all_threads &&
 	       (c->def.attr.type == PERF_TYPE_SOFTWARE || c->def.attr.type == PERF_TYPE_TRACEPOINT);
 }
@@ -583,7 +647,7 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 
 void counter_close(struct counter *c)
 {
-	cgroup_close(c);
+	own_fds_close(c);
 	/* A {a,b} group is freed with its leader, before its other members
 	 * are closed: only a read group's member may look at its group. */
 	if (c->group && c->in_read_group) {
@@ -740,11 +804,11 @@ static void counter_read_now(struct counter *c, struct counter_value *value, boo
 		counter_read_group(c, value, fresh);
 		return;
 	}
-	for (int i = 0; c->cgroup_fds && i < c->nr_cpus; i++) {
+	for (size_t k = 0; c->own_fds && k < own_fds_nr(c); k++) {
 		struct counter_value one;
 
-		if (cgroup_read_cpu(c, i, &one))
-			continue;	/* should not happen on an open fd; skip it */
+		if (own_read(c, k, &one))
+			continue;	/* a thread that had ended: nothing */
 		value->val += one.val;
 		value->ena += one.ena;
 		value->run += one.run;
@@ -812,11 +876,11 @@ int counter_read_index(struct counter *c, int cpu, int thread, struct counter_va
 		counter_read_tool(c, value);
 		return 0;
 	}
-	if (c->backing || (!c->evsel && !c->cgroup_fds) || cpu < 0 || cpu >= c->nr_cpus ||
+	if (c->backing || (!c->evsel && !c->own_fds) || cpu < 0 || cpu >= c->nr_cpus ||
 	    thread < 0 || thread >= c->nr_threads)
 		return -1;
-	if (c->cgroup_fds)
-		return cgroup_read_cpu(c, cpu, value);
+	if (c->own_fds)
+		return own_read(c, (size_t)cpu * (size_t)c->nr_threads + (size_t)thread, value);
 	if (c->group)
 		return counter_read_group_index(c, (size_t)cpu * (size_t)c->nr_threads +
 						(size_t)thread, value);
@@ -910,8 +974,8 @@ void counter_batch_end(void)
 void counter_retain(struct counter *c)
 {
 	counter_tool_retain(c);
-	if (c->users == 0 && c->cgroup_fds)
-		cgroup_switch(c, true);
+	if (c->users == 0 && c->own_fds)
+		own_switch(c, true);
 	if (c->users++ == 0) {
 		if (c->in_read_group)
 			read_group_changed(c->group);
@@ -938,9 +1002,9 @@ void counter_release(struct counter *c)
 		return;
 	--c->users;
 	counter_tool_release(c);
-	if (c->users == 0 && (c->evsel || c->cgroup_fds)) {
-		if (c->cgroup_fds)
-			cgroup_switch(c, false);
+	if (c->users == 0 && (c->evsel || c->own_fds)) {
+		if (c->own_fds)
+			own_switch(c, false);
 		else if (counter_switch(c))
 			perf_evsel__disable(c->evsel);
 		if (c->in_read_group) {

@@ -65,9 +65,11 @@ struct counter {
 	 * reading_id is that reading's: the kernel is asked once per command. */
 	unsigned long reading_id;
 	struct counter_value reading_value;
-	/* -G: one fd per CPU opened on the cgroup (PERF_FLAG_PID_CGROUP),
-	 * which libperf cannot do; NULL otherwise. */
-	int *cgroup_fds;
+	/* fds of its own, one per position (cpu * nr_threads + thread),
+	 * where libperf cannot do what is needed; NULL otherwise.  -G: one
+	 * per CPU opened on the cgroup (PERF_FLAG_PID_CGROUP).  --per-thread
+	 * -a: one per thread, -1 for a thread that ended before it opened. */
+	int *own_fds;
 };
 
 struct counter_target {
