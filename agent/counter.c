@@ -367,8 +367,6 @@ int counter_open(struct counter *c, const struct counter_target *target)
 	err = evsel_open(&attr, target, &c->evsel);
 	if (err) {
 		c->evsel = NULL;
-		if (err == ESRCH && target->all_threads)
-			return -ESRCH;
 		return open_failed(c, err, &attr);
 	}
 	counter_opened(c, target);

@@ -110,14 +110,14 @@ struct counter_group {
 void counter_back_with_range(struct counter *c, struct range_set *rs, size_t member);
 /* Open disabled.  An event the machine lacks leaves supported == false and
  * returns 0; other failures print why and return -1. */
-/* 0, or -1 after the reason is printed; -ESRCH, silently, when the
- * target has all_threads and one of its threads has ended since the map
- * was made (the caller makes a new map and opens again). */
 int counter_open(struct counter *c, const struct counter_target *target);
 /* Open c[0..n) as one group, c[0] the leader (perf's {a,b}): scheduled
  * together, read together, each member scaled by the group's times.  As
  * perf 6.1, a group with a member the machine lacks counts nothing: that
- * member is <not supported>, the others <not counted>.  Close each. */
+ * member is <not supported>, the others <not counted>.  Close each.
+ * Returns 0, -1 after the reason is printed, or -ESRCH, silently, when
+ * the target has all_threads and one of its threads has ended since the
+ * map was made (the caller makes a new map and opens again). */
 int counter_open_group(struct counter *c, size_t n, const struct counter_target *target);
 /*
  * Open the software and tracepoint counters c[0..n) (each already opened

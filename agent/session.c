@@ -281,8 +281,9 @@ static int session_open_counters_once(struct session *s)
 	return rc;
 }
 
-/* --per-thread -a: how many thread maps to try when threads keep ending
- * between the reading of /proc and the opening of their counters. */
+/* --per-thread -a with a group {a,b}: how many thread maps to try when
+ * threads keep ending between the reading of /proc and the opening of the
+ * group (libperf opens a group on every thread or on none). */
 #define SESSION_THREAD_MAP_TRIES 20
 
 static int session_open_counters(struct session *s)
