@@ -54,6 +54,10 @@ fail() {
 script() {
 	{
 		echo 'set -euo pipefail'
+		# A loaded machine may take seconds to answer: a test that is not
+		# about timeouts waits long enough for that (those that are set
+		# their own).
+		echo 'export PERFGATE_TIMEOUT=${PERFGATE_TIMEOUT:-30}'
 		echo 'source "$PERFGATE_SH"'
 		cat
 	} >"$T/s.sh"
