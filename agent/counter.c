@@ -440,8 +440,8 @@ static void group_free(struct counter_group *g)
  * A group through one evlist, attrs[0] its leader: 0, or an errno.  As
  * perf, the members are enabled and follow their leader.  A member enabled
  * by ioctl after its group went on a CPU-wide context waits for a
- * reschedule that may never come, and counts 0 (measured on Linux 6.18
- * with -a).
+ * reschedule that may never come, and counts 0 (Linux 6.18 does so with
+ * -a).
  */
 static int group_evlist_open(struct perf_event_attr *attrs, size_t nr,
 			     const struct counter_target *target, bool guest_bits,

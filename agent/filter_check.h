@@ -3,7 +3,7 @@
  * format, with libtraceevent, before it goes to the kernel.
  *
  * The kernel answers a bad filter with EINVAL and puts no caret where the
- * mistake is (seed 002: its caret is always at the start).  Here every
+ * mistake is (its caret is always at the filter's start).  Here every
  * predicate is checked with the kernel's own rules (trace_events_filter.c's
  * parse_pred()) -- the field exists (the kernel's CPU/comm/common_cpu/
  * stacktrace fields and common_* included), the operator fits the field's

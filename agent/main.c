@@ -8,7 +8,7 @@
  *
  * `perfgate NAME ARGS...` first looks for a helper program perfgate-NAME,
  * as git runs git-NAME: `perfgate diff` and `perfgate plot` are such
- * helpers (tools/).  A NAME with no helper is the workload, as before;
+ * helpers (tools/).  A NAME with no helper is the workload, as for perf;
  * `perfgate -- NAME` always is.
  */
 #include <errno.h>

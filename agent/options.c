@@ -4,7 +4,7 @@
  * Only the syntax of each value is checked here.  The option table mirrors
  * perf stat's (same letters, same meanings) so scripts written for perf run
  * unchanged; --ctl-fd/--ctl-fd-ack are the spelling of the original perf
- * patch set (seed 004) that its example script uses.
+ * patch set, which scripts written for it still use.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -217,7 +217,7 @@ static struct event_spec *new_event_spec(struct options *opts, const char *arg, 
 /*
  * A -e list goes whole to perf's event grammar (events.c), unless it holds
  * range specs ("EVENTS@GATE", perfgate-ranges(7)): then it is split on the
- * commas outside parentheses and braces, as before, so "(a,b)@GATE" stays
+ * commas outside parentheses and braces, so that "(a,b)@GATE" stays
  * one spec, and each piece is a range spec or a list of its own.
  */
 static int add_events(struct options *opts, const char *list)
@@ -322,7 +322,7 @@ static int add_control(struct options *opts, const char *value)
 	return rc;
 }
 
-/* The seed's --ctl-fd N [--ctl-fd-ack M]: one channel, either order. */
+/* The patch set's --ctl-fd N [--ctl-fd-ack M]: one channel, either order. */
 static struct control_spec *seed_control(struct options *opts)
 {
 	for (size_t i = 0; i < opts->nr_controls; i++)
@@ -682,7 +682,7 @@ int options_parse(struct options *opts, int argc, char **argv)
 	opts->log_fd = -1;
 	opts->call_values = 1000;
 	opts->repeat = 1;
-	opts->mmap_pages = 1024;	/* loses nothing at 2 M hits/s (DESIGN.md section 6) */
+	opts->mmap_pages = 1024;	/* bench/ranges.md: no record lost at this size */
 	opterr = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */
 	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:r:hinBqvAG:M:", long_options, NULL)) != -1) {

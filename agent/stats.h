@@ -1,6 +1,6 @@
 /*
  * stats: statistics of a stream of counts -- a window's per-call values
- * (issue 11) or the runs of -r (issue 9).
+ * or the runs of -r.
  *
  * Count, min, max and the sum are exact (the sum in 128 bits, so the mean
  * is the exact sum over n, rounded once).  The variance is Welford's

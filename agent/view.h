@@ -2,10 +2,11 @@
  * view: what one report line shows -- a physical counter seen through a gate.
  *
  * A view's value is the sum of its counter's deltas over the periods its
- * gate was open (DESIGN.md section 4).  Deltas are taken by reading the
- * counter when the gate opens and when it closes, so views over one counter
- * that partition the time add up exactly to the counter's total.  Gates in
- * this version: the default window (enable/disable, -D) per event.
+ * gate was open (docs/design.md, "The core model").  Deltas are taken by
+ * reading the counter when the gate opens and when it closes, so views over
+ * one counter that partition the time add up exactly to the counter's
+ * total.  The gates here: the default window (enable/disable, -D) per event
+ * and named windows (window.h); ranges keep their own sums (agent/ranges/).
  */
 #ifndef PERFGATE_VIEW_H
 #define PERFGATE_VIEW_H

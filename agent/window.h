@@ -2,9 +2,9 @@
  * window: a named window -- "window begin NAME" ... "window end NAME" --
  * seen as one view per event, independent of the default window.
  *
- * A window's views share the session's physical counters (DESIGN.md section
- * 4, seed 003): opening a window opens no new perf fd, it only retains the
- * counters.  The same name begun again while open deepens it: the gate stays
+ * A window's views share the session's physical counters (docs/design.md,
+ * "The core model"): opening a window opens no new perf fd, it only retains
+ * the counters, so a window and the default window add up exactly.  The same name begun again while open deepens it: the gate stays
  * open until every begin has had its end, so several threads or processes
  * marking the same window count exactly the union of their periods.  Each
  * end is one call; the window counts its calls and the wall time it was open.

@@ -6,7 +6,8 @@
  * A channel is a pair of pipes that the workload's processes inherit, so
  * two of them may write commands at once and each read the other's reply.
  * A POSIX record lock on the ctl pipe prevents that, but costs two system
- * calls per command: about 5 us on a 2-CPU VM, 10-15% of a round trip.
+ * calls per command, a visible part of a round trip (bench/README.md,
+ * client-lock).
  * The agent therefore also gives the workload one page of shared memory,
  * a sealed memfd whose fd PERFGATE_LOCK_FD names, holding a glibc mutex
  * that is process-shared (every process that maps the page uses the same

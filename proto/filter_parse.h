@@ -6,7 +6,7 @@
  * in two places: in parentheses after a range trigger
  * ("irq:softirq_entry(vec == 3)..irq:softirq_exit") and in --filter after
  * -e.  The syntax is the kernel's own (Documentation/trace/events.rst,
- * "Event filtering"; seed 002):
+ * "Event filtering"):
  *
  *     filter    = or
  *     or        = and { "||" and }
@@ -67,7 +67,7 @@ enum filter_value_kind {
 	FILTER_VALUE_NUMBER,
 	/* "..." or '...': no escapes, the kernel has none. */
 	FILTER_VALUE_STRING,
-	/* An unquoted word (seed 002's "comm != bash").  Kernels since 4.17
+	/* An unquoted word ("comm != bash").  Kernels since 4.17
 	 * accept it only for a .function field (a symbol name) and for the
 	 * ip field of ftrace:function; filter_format(FILTER_FORMAT_KERNEL)
 	 * quotes it everywhere else. */

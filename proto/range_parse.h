@@ -1,5 +1,5 @@
 /*
- * range_parse: the range grammar (DESIGN.md section 6), from a string to a
+ * range_parse: the range grammar (perfgate-ranges(7)), from a string to a
  * tree the agent walks.
  *
  * A range spec names the events to count and the gate that decides, at the

@@ -1,5 +1,5 @@
 /*
- * metrics: perfgate in a Prometheus fleet (DESIGN.md section 9) -- the
+ * metrics: perfgate in a Prometheus fleet (docs/metrics.md) -- the
  * session's hooks for the /metrics endpoint (metrics_http), the textfile
  * for node_exporter (metrics_textfile) and the push to a Pushgateway at the
  * end of the run (metrics_push).  All three show the same exposition

@@ -377,7 +377,7 @@ static uint64_t thread_hits(const struct range_account *acct, const struct threa
 /*
  * After a loss a thread's depths may be wrong (a trigger's record lost);
  * its counters are not: each leaf's depth is its starters' hits less its
- * stoppers' (DESIGN.md section 6).  Views open after that may hold part of
+ * stoppers' (docs/design.md, "Ranges").  Views open after that may hold part of
  * a stretch the loss spoilt, so they are tainted.
  */
 static void thread_resync(struct range_account *acct, struct thread_state *t, size_t own)

@@ -10,7 +10,7 @@
  * Because deltas are differences of one physical counter, the views of an
  * event through complementary gates add up exactly to the event's total.
  *
- * The order of a trigger's own hit is defined (DESIGN.md section 6): a
+ * The order of a trigger's own hit is defined (perfgate-ranges(7)): a
  * trigger's hit is inside the ranges it starts and inside the ranges it
  * stops; every other delta in its record happened before it, under the
  * state before it.  The module is pure (no I/O, no kernel) so that this

@@ -707,8 +707,8 @@ static bool needs_tracepoint_program(const struct range_bpf *b, const struct ran
 	return false;
 }
 
-/* The verifier's time is most of a set's start-up (about 0.4 s of CPU for
- * every program): programs the set does not use are not loaded. */
+/* The verifier's time is most of a set's start-up (bench/ranges.md):
+ * programs the set does not use are not loaded. */
 static void load_only_what_is_used(struct range_bpf *b, const struct range_set *rs,
 				   const struct rb_config *cfg)
 {

@@ -1,7 +1,8 @@
 /*
  * range_bpf: the BPF backend of ranges -- a range set compiled into the
  * tables of range_gate.bpf.c, its per-CPU counters opened, its programs
- * loaded and attached, and its sums read back (DESIGN.md section 6).
+ * loaded and attached, and its sums read back (docs/design.md, "The BPF
+ * backend").
  *
  * The kernel does the accounting: at every trigger hit and context switch
  * of a measured task, a program adds the counters' delta to the views

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * range_gate.bpf.c: ranges counted in the kernel (DESIGN.md section 6).
+ * range_gate.bpf.c: ranges counted in the kernel (docs/design.md, "The BPF
+ * backend").
  *
  * The counted events are per-CPU perf events, opened by the agent and put
  * in the `counters` array at event * nr_cpus + cpu; a program reads its own
@@ -18,9 +19,9 @@
  * per-CPU "context-switches" software event with a sample period of 1
  * runs on_switch_out in the outgoing task (prepare_task_switch).  Nothing
  * needs the switch-in: the next stretch on a CPU begins where the last
- * one ended, whoever comes in.  (The sched_switch tracepoint was the first
- * choice, but on this project's VMs a task can come back onto a CPU
- * without it firing; perf's own hook sees every switch.)
+ * one ended, whoever comes in.  (Not the sched_switch tracepoint: on this
+ * project's VMs a task can come back onto a CPU without it firing; perf's
+ * own hook sees every switch.)
  *
  * One object serves any set: the gates, triggers and filters are tables
  * (range_bpf_abi.h) the agent writes into `cfg` before loading.

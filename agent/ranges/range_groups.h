@@ -1,9 +1,9 @@
 /*
  * range_groups: the kernel side of ranges -- perf groups whose triggers
  * write a record of every counter at every hit, and the ring buffers they
- * write into (DESIGN.md section 6).
+ * write into (docs/design.md, "The sample backend").
  *
- * Layout, decided by what this kernel accepts (DESIGN.md's measured facts):
+ * Layout, decided by what the kernel accepts:
  * one group per CPU and per root thread (pid = thread, cpu = N, inherit = 1,
  * so the thread's future children and threads are followed), one ring
  * buffer per CPU shared by all roots.  Member 0 of every group is a

@@ -1,6 +1,7 @@
 /*
  * libperfgate: the C client a program links to drive the perfgate agent
- * that runs it (DESIGN.md sections 1 and 5; libperfgate(3) for users).
+ * that runs it (docs/design.md, "The control protocol"; libperfgate(3) for
+ * users).
  *
  * Each call writes one command line on the ctl fd and waits, within a
  * timeout, for its one reply line on the ack fd.  Many callers may share a
