@@ -19,8 +19,8 @@
  *       handle reached the FIFO (by path, or fds in opts).
  *     - Elsewhere (--control-shared FIFOs, fds of other pipes), a
  *       POSIX record lock (fcntl F_WRLCK) on the ctl pipe: two system
- *       calls per command, about 5 us of the 40 us a round trip takes on
- *       a 2-CPU VM.  Checked on Linux 6.18: record locks work on pipes and
+ *       calls per command, a visible part of a round trip (bench/README.md,
+ *       client-lock).  Checked on Linux 6.18: record locks work on pipes and
  *       FIFOs (the lock sits on the pipe's inode, so it covers every fd of
  *       that pipe), another process gets EAGAIN while one holds it, and a
  *       forked child does not inherit its parent's lock.  F_WRLCK needs an

@@ -82,8 +82,8 @@
 # Limits: one agent per shell at a time.  perfgate_start, perfgate_stop and
 # perfgate_wait must run in the shell that owns the agent (not in $(...));
 # the other calls also work from subshells.  But json=$(perfgate_window_end x)
-# forks that subshell while the window is still open, and the fork is
-# measured (about 1.3 ms of task-clock and 118 page faults here): write
+# forks that subshell while the window is still open, and the fork's own
+# task-clock and page faults are counted in the window: write
 # `perfgate_window_end x json` instead, which forks nothing.
 # Commands are single lines: TEXT with a newline is refused.  Send one
 # command at a time: not from concurrent background jobs.
