@@ -650,7 +650,14 @@ static void control_queue(struct control_channel *ch, const char *bytes, size_t 
 		ch->dropping = true;
 		return;
 	}
-	evbuffer_add(ch->pending, bytes, n);
+	if (evbuffer_add(ch->pending, bytes, n)) {
+		/* A reply cut short would put every later one out of step:
+		 * the channel gives no more replies rather than wrong ones. */
+		log_warn("control channel %s: out of memory for a reply; no more replies on it",
+			 ch->label);
+		control_mark_broken(ch);
+		return;
+	}
 	event_add(ch->write_event, NULL);
 	if (!ch->backpressured && evbuffer_get_length(ch->pending) > PENDING_PAUSE) {
 		ch->backpressured = true;
@@ -670,15 +677,21 @@ void control_reply(struct control_channel *ch, bool ok, const char *text)
 	 * is sent whole rather than cut into JSON that does not parse, from
 	 * a buffer the channel keeps (no allocation per reply). */
 	len = text ? strlen(text) : 0;
-	if (len + 16 > cap) {
-		if (len + 16 > ch->long_reply_cap) {
-			char *grown = realloc(ch->long_reply, len + 16);
+	if (len + 16 > cap && len + 16 > ch->long_reply_cap) {
+		char *grown = realloc(ch->long_reply, len + 16);
 
-			if (!grown)
-				return;
+		if (grown) {
 			ch->long_reply = grown;
 			ch->long_reply_cap = len + 16;
+		} else {
+			/* The client still gets its one reply, or it would wait
+			 * for it forever. */
+			ok = false;
+			text = "out of memory for the reply";
+			len = strlen(text);
 		}
+	}
+	if (len + 16 > cap) {
 		reply = ch->long_reply;
 		cap = len + 16;
 	}

@@ -728,6 +728,12 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	struct rb_config *cfg = calloc(1, sizeof(*cfg));
 	int err;
 
+	if (!b || !cfg) {
+		snprintf(why, cap, "out of memory");
+		free(b);
+		free(cfg);
+		return NULL;
+	}
 	libbpf_set_print(libbpf_quiet);
 	clock_gettime(CLOCK_MONOTONIC, &b->opened);
 	b->nr_cpus = libbpf_num_possible_cpus();
@@ -736,6 +742,10 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 				       perf_cpu_map__new_online_cpus();
 	b->event_of_member = calloc(rs->nr_events + 1, sizeof(int));
 	b->first_of = calloc(rs->nr_events + 1, sizeof(size_t));
+	if (!b->event_of_member || !b->first_of) {
+		snprintf(why, cap, "out of memory");
+		goto fail;
+	}
 	if (target->cpu_list && b->online && cpus_offline(b->online, why, cap))
 		goto fail;
 	if (b->nr_cpus <= 0 || b->nr_cpus > RB_CPUS_MAX || !b->online ||
@@ -802,6 +812,10 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 		mark_threads(b, target);
 	b->values = calloc((RB_VIEWS_MAX + 1) * RB_EVENTS_MAX, sizeof(uint64_t));
 	b->percpu = calloc((size_t)b->nr_cpus, sizeof(struct rb_sums));
+	if (!b->values || !b->percpu) {
+		snprintf(why, cap, "out of memory");
+		goto fail;
+	}
 	/* Marked tasks that run now are measured from this flush on. */
 	b->skel->bss->flush_at_load = true;
 	range_bpf_refresh(b);
