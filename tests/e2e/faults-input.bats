@@ -281,18 +281,18 @@ PY
 	timeout 10 "$SRCDIR/.ci/run" --summary "$T/empty" "$T/missing" <&"$fd" >"$T/out" 2>&1 || status=$?
 	exec {fd}<&-
 	[ "$status" = 0 ] || { cat "$T/out"; fail "status $status (124: hung)"; }
-	[ "$(cat "$T/out")" = "0 passed, 0 failed" ] || { cat "$T/out"; fail "wrong summary"; }
+	[ "$(cat "$T/out")" = "0 passed, 0 failed, 0 skipped" ] || { cat "$T/out"; fail "wrong summary"; }
 }
 
-@test ".ci/run's summary counts real results and shows the failing logs" {
+@test ".ci/run's summary counts real results, skips apart, and shows the failing logs" {
 	mkdir -p "$T/b/x"
-	printf ':test-result: PASS\n:test-result: PASS\n' >"$T/b/x/a.trs"
+	printf ':test-result: PASS\n:test-result: SKIP\n:test-result: PASS\n' >"$T/b/x/a.trs"
 	printf ':test-result: FAIL\n:test-result: XPASS\n' >"$T/b/x/f.trs"
 	echo "the failing log" >"$T/b/x/f.log"
 	status=0
 	timeout 10 "$SRCDIR/.ci/run" --summary "$T/b" </dev/null >"$T/out" 2>&1 || status=$?
 	[ "$status" = 1 ] || { cat "$T/out"; fail "status $status, expected 1"; }
-	[ "$(tail -n 1 "$T/out")" = "2 passed, 2 failed" ] || { cat "$T/out"; fail "wrong summary"; }
+	[ "$(tail -n 1 "$T/out")" = "2 passed, 2 failed, 1 skipped" ] || { cat "$T/out"; fail "wrong summary"; }
 	grep -qx "the failing log" "$T/out" || { cat "$T/out"; fail "the failing log is not shown"; }
 }
 
