@@ -120,6 +120,11 @@ batch() {
 
 # ---- 5: one channel cannot starve the others ------------------------------
 
+# grow FILE SIZE: FILE grows past SIZE bytes within PG_TIMEOUT seconds.
+grow() {
+	timeout "$PG_TIMEOUT" bash -c 'until [ "$(stat -c %s "$1")" -gt "$2" ]; do sleep 0.01; done' _ "$1" "$2"
+}
+
 @test "a flooding channel: another channel and the interval lines keep their share" {
 	chan two CTL2 ACK2
 	pg_bg -x, -I 100 --control "fifo:$CTL,$ACK" --control "fifo:$T/two.ctl,$T/two.ack" \
@@ -130,24 +135,23 @@ batch() {
 	BG_PIDS+=($!)
 	cat <&"$ACK_FD" >"$T/flood.acks" &
 	BG_PIDS+=($!)
-	# Channel two is answered all along, until 20 interval lines are out.
-	local pings=0 lines=0
-	while [ "$lines" -lt 20 ]; do
+	# No bound on a rate here (a busy machine may slow everything): the
+	# share is an order of events.  The flood is served before the lines
+	# are counted and still after the 20th: those lines came out, and
+	# channel two was answered each time, while ch flooded.
+	grow "$T/flood.acks" 0 || fail "the flood on ch was never answered"
+	local pings=0 lines=0 base flood
+	base=$(grep -c "^ *[0-9.]*,.*$GETPPID" "$T/err" || true)
+	while [ "$lines" -lt $((base + 20)) ]; do
 		expect_reply_on "$CTL2" "$ACK2" ping ack
 		pings=$((pings + 1))
 		lines=$(grep -c "^ *[0-9.]*,.*$GETPPID" "$T/err" || true)
-		[ "$pings" -lt 1000000 ] || fail "no interval lines after $pings pings"
+		agent_alive | grep -qx yes || { show_run; fail "the agent ended after $((lines - base)) interval lines"; }
 	done
+	flood=$(stat -c %s "$T/flood.acks")
+	grow "$T/flood.acks" "$flood" || fail "the flood on ch was not answered after the interval lines"
 	for pid in "${BG_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-	# The flood was real: thousands of its pings were answered meanwhile.
-	flood=$(($(stat -c %s "$T/flood.acks") / 5))
-	[ "$flood" -ge 1000 ] || fail "only $flood flood pings answered: not a flood"
-	# Interval lines kept coming: at least half of one per 100 ms, by
-	# their own timestamps (loose: the machine may be busy).
-	last=$(grep "^ *[0-9.]*,.*$GETPPID" "$T/err" | tail -n 1 | cut -d, -f1 | tr -d ' ')
-	awk -v n="$lines" -v t="$last" 'BEGIN { exit !(n >= 0.5 * t * 10) }' ||
-		fail "$lines interval lines in ${last}s (flood: $flood, pings on two: $pings)"
-	echo "# $lines interval lines in ${last}s; $pings pings on two, $flood flood pings" >&3
+	echo "# $((lines - base)) interval lines; $pings pings on two, $((flood / 5)) flood pings" >&3
 	release end
 	pg_wait
 	expect_status 7

@@ -326,18 +326,18 @@ EOF
 }
 
 @test "a killed agent: the next call fails at once, with a message" {
+	# The reply timeout is far longer than runsh's hang guard (60 s): a
+	# call that waited for it instead of seeing the agent gone would fail
+	# the test (status 124), however fast or slow the machine.
 	script <<'EOF'
-export PERFGATE_TIMEOUT=5
+export PERFGATE_TIMEOUT=600
 perfgate_start -e "$GETPPID"
 echo "$PERFGATE_PID" >"$T/agent.pid"
 perfgate_window_begin w
 kill -KILL "$PERFGATE_PID"
-t0=${EPOCHREALTIME//[!0-9]/}
 st=0
 perfgate_window_end w || st=$?
-t1=${EPOCHREALTIME//[!0-9]/}
 echo "status=$st"
-echo "ms=$(((t1 - t0) / 1000))"
 st=0
 perfgate_stop || st=$?
 echo "stop=$st"
@@ -347,9 +347,7 @@ EOF
 	expect_line "status=1"
 	expect_err "perfgate: window end w:"
 	expect_err "is not running (exit status 137)"
-	local ms
-	ms=$(sed -n 's/^ms=//p' "$T/out")
-	[ "$ms" -lt 2500 ] || { show; fail "took ${ms} ms to notice the dead agent"; }
+	! grep -q "within 600s" "$T/err" || { show; fail "the call waited for the timeout"; }
 	expect_line "stop=137"
 	no_leftovers
 }
@@ -381,9 +379,12 @@ EOF
 	expect_line "status=1"
 	expect_err "perfgate: window begin w: no reply from the agent (pid"
 	expect_err "within 1s"
+	# The timeout is the point here: the call gave up by the timeout (its
+	# message above), and not before it.  No upper bound: a loaded machine
+	# may notice the deadline late.
 	local ms
 	ms=$(sed -n 's/^ms=//p' "$T/out")
-	[ "$ms" -ge 950 ] && [ "$ms" -lt 3000 ] || { show; fail "timed out after ${ms} ms, not about 1 s"; }
+	[ "$ms" -ge 1000 ] || { show; fail "timed out after ${ms} ms, before PERFGATE_TIMEOUT=1"; }
 	run jget "$(sed -n 's/^v: //p' "$T/out")" '(d["window"], d["call"]["counts"]["'$GETPPID'"])'
 	[ "$output" = "('v', 3)" ] || { show; fail "window v: got $output"; }
 	run jget "$(sed -n 's/^w: //p' "$T/out")" '(d["window"], d["calls"])'
@@ -392,28 +393,25 @@ EOF
 }
 
 @test "an agent that dies while a call waits: the call fails well before the timeout" {
+	# As above, the reply timeout is far longer than runsh's hang guard.
 	script <<'EOF'
-export PERFGATE_TIMEOUT=30
+export PERFGATE_TIMEOUT=600
 perfgate_start -e "$GETPPID"
 echo "$PERFGATE_PID" >"$T/agent.pid"
 kill -STOP "$PERFGATE_PID"
 # Fault injection, not synchronisation: the agent dies 0.3 s into the call.
 ( sleep 0.3; kill -KILL "$PERFGATE_PID" ) &
-t0=${EPOCHREALTIME//[!0-9]/}
 st=0
 perfgate_ping || st=$?
-t1=${EPOCHREALTIME//[!0-9]/}
 wait $!
 echo "status=$st"
-echo "ms=$(((t1 - t0) / 1000))"
 EOF
 	runsh
 	expect_status 0
 	expect_line "status=1"
 	expect_err "perfgate: ping: no reply: the agent (pid"
-	local ms
-	ms=$(sed -n 's/^ms=//p' "$T/out")
-	[ "$ms" -lt 3000 ] || { show; fail "took ${ms} ms to notice the agent died"; }
+	expect_err "is not running"
+	! grep -q "within 600s" "$T/err" || { show; fail "the call waited for the timeout"; }
 	no_leftovers
 }
 
