@@ -47,16 +47,19 @@ setup() {
 				printf "phase %d: %d counted, %d not counted\n", p, c[p], nc[p]
 		}' "$SEED_OUT" >"$T/phases"
 	cat "$T/phases"
-	# Disabled phases (before the first e, between d and e, after the last
-	# d) have <not counted> lines; enabled phases (1 s each) have counts.
-	grep -q '^phase 0: .*, [1-9][0-9]* not counted$' "$T/phases" || { show_run; fail "no <not counted> before the first enable"; }
+	# Disabled phases (between d and e, after the last d) have <not
+	# counted> lines; enabled phases (1 s each) have counts.
 	grep -q '^phase 1: [1-9][0-9]* counted' "$T/phases" || { show_run; fail "no counts in the first window"; }
 	grep -q '^phase 2: .*, [1-9][0-9]* not counted$' "$T/phases" || { show_run; fail "no <not counted> between the windows"; }
 	grep -q '^phase 3: [1-9][0-9]* counted' "$T/phases" || { show_run; fail "no counts in the second window"; }
 	grep -q '^phase 4: .*, [1-9][0-9]* not counted$' "$T/phases" || { show_run; fail "no <not counted> after the last disable"; }
-	# The first interval (0.2 s) ends before the first enable (0.5 s).
-	grep -Em1 '^ *[0-9]+\.[0-9]+ .*task-clock' "$SEED_OUT" | grep -q '<not counted>' ||
-		{ show_run; fail "the first interval was counted before any enable"; }
+	# -D -1 starts disabled: the first interval line, if it comes before
+	# the first enable, is <not counted>.  None is required there: whether
+	# the agent prints one in the script's first 0.5 s depends on how fast
+	# it starts.  (Only the first: a line of the interval the enable falls
+	# in may be printed before the script echoes the ack, and count.)
+	! awk '/^enabled\(/ { exit } /^ *[0-9]+\.[0-9]+ .*task-clock/ { print; exit }' "$SEED_OUT" |
+		grep -qv '<not counted>' || { show_run; fail "the first interval was counted before any enable"; }
 }
 
 @test "seed 004 script: -a task-clock covers every CPU (about nproc x 200 ms)" {
