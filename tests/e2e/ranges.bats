@@ -146,7 +146,13 @@ for ev in (sys.argv[2], "task-clock"):
     if lost:
         assert inside + outside <= total and inside <= 2 * 20000 * 2, (ev, inside, outside, total)
         continue
-    assert inside + outside == total, (ev, inside, outside, total)
+    if ev == "task-clock" and sys.argv[3] == "sample":
+        # The sample backend's slowed agent may miss part of a clock
+        # range's time with no record lost (perfgate-ranges(7), BUGS):
+        # short, never over.  The BPF backend's clock is exact.
+        assert inside + outside <= total, (ev, inside, outside, total)
+    else:
+        assert inside + outside == total, (ev, inside, outside, total)
     assert inside > 0 and outside > 0, (ev, inside, outside)
 if lost:
     print(f"# sample backend: {lost} records lost, views flagged incomplete", file=sys.stderr)
