@@ -16,7 +16,11 @@
 #ifndef PERFGATE_RANGE_BPF_ABI_H
 #define PERFGATE_RANGE_BPF_ABI_H
 
+/* The BPF side has the kernel's types from vmlinux.h, which
+ * <linux/types.h> would define a second time. */
+#ifndef __VMLINUX_H__
 #include <linux/types.h>
+#endif
 
 #define RB_EVENTS_MAX 8		/* counted events of one set */
 #define RB_LEAVES_MAX 64	/* "S..T" ranges of one set (RANGE_LEAVES_MAX) */

@@ -29,25 +29,31 @@
  * Trigger programs return 1: a BPF program on a tracepoint that returns 0
  * silences every perf event on that tracepoint, system-wide.
  */
-#include <stdbool.h>
-#include <linux/bpf.h>
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "agent/ranges/range_bpf_abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct task_struct;
-
-/* The registers of a syscall (x86-64), read through CO-RE. */
-struct pt_regs {
-	unsigned long di, si, dx, r10, r8, r9, orig_ax, cs;
-} __attribute__((preserve_access_index));
-
-/* A 32-bit task's syscall (its numbers are not these): the kernel's
- * syscalls:* events leave them out, and so do these programs. */
+/*
+ * A syscall's number, and whether it is a 32-bit task's (its numbers are
+ * not these): the kernel's syscalls:* events leave those out, and so do
+ * these programs.  bpf_tracing.h has the arguments' registers for every
+ * architecture, but not these two.
+ */
+#if defined(__TARGET_ARCH_x86)
 #define USER32_CS 0x23
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#define SYSCALL_COMPAT(regs) (BPF_CORE_READ(regs, cs) == USER32_CS)
+#ifndef PT_REGS_PARM6_CORE_SYSCALL	/* libbpf before 1.2 names five */
+#define PT_REGS_PARM6_CORE_SYSCALL(regs) BPF_CORE_READ(regs, r9)
+#endif
+#else
+#error "range_gate.bpf.c reads the syscall number and mode of x86 only"
+#endif
 
 /* Set by the agent before loading. */
 const volatile __u32 nr_cpus = 1;
@@ -719,15 +725,15 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	if ((unsigned long)id >= RB_SYSCALLS_MAX)
 		return 0;
 	first = cfg.syscall_enter[id];
-	if (!first || regs->cs == USER32_CS)
+	if (!first || SYSCALL_COMPAT(regs))
 		return 0;
 	if (has_filters) {
-		args[0] = regs->di;
-		args[1] = regs->si;
-		args[2] = regs->dx;
-		args[3] = regs->r10;
-		args[4] = regs->r8;
-		args[5] = regs->r9;
+		args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+		args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+		args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
 	}
 	trigger_hit(first - 1, syscall_record(id, args, has_filters ? 6 : 0));
 	return 0;
@@ -736,13 +742,13 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	unsigned long id = regs->orig_ax, vals[1] = { (unsigned long)ret };
+	unsigned long id = SYSCALL_NR(regs), vals[1] = { (unsigned long)ret };
 	__u8 first;
 
 	if (id >= RB_SYSCALLS_MAX)
 		return 0;
 	first = cfg.syscall_exit[id];
-	if (!first || regs->cs == USER32_CS)
+	if (!first || SYSCALL_COMPAT(regs))
 		return 0;
 	trigger_hit(first - 1, syscall_record((long)id, vals, 1));
 	return 0;
