@@ -1,7 +1,8 @@
 /*
  * range_bpf_abi: the tables the agent compiles a range set into, and the
  * state the BPF programs keep -- the one header both halves include
- * (agent/ranges/range_bpf.c in user space, range_gate.bpf.c in the kernel).
+ * (agent/ranges/range_compile.c and range_bpf.c in user space,
+ * range_gate.bpf.c in the kernel).
  *
  * A set's gates become small programs in reverse Polish notation: a view's
  * gate is a list of gate ops over the set's leaves (one leaf per "S..T"),
