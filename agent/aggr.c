@@ -226,8 +226,8 @@ void aggr_key_name(const struct aggr_map *m, size_t key, char *buf, size_t cap)
 	snprintf(buf, cap, "all");
 }
 
-void aggr_view_sums(const struct aggr_map *m, struct view *v, bool interval,
-		      struct counter_value *sums, int *nrs)
+void aggr_view_sums(const struct aggr_map *m, struct view *v, enum aggr_values which,
+		    struct counter_value *sums, int *nrs)
 {
 	memset(sums, 0, m->nr_keys * sizeof(*sums));
 	memset(nrs, 0, m->nr_keys * sizeof(*nrs));
@@ -237,10 +237,17 @@ void aggr_view_sums(const struct aggr_map *m, struct view *v, bool interval,
 		struct counter_value value;
 		size_t key = m->key_of[k];
 
-		if (!view_position_value(v, k, &value))
+		/* Only the value so far needs a read: the others were kept
+		 * when the interval line was taken. */
+		if (which == AGGR_VALUES_TOTAL) {
+			if (!view_position_value(v, k, &value))
+				continue;
+		} else if (!v->pos->present[k]) {
 			continue;
-		if (interval)
-			value = v->pos->interval_delta[k];
+		} else {
+			value = which == AGGR_VALUES_INTERVAL ? v->pos->interval_delta[k] :
+								v->pos->interval_base[k];
+		}
 		sums[key].val += value.val;
 		sums[key].ena += value.ena;
 		sums[key].run += value.run;
@@ -282,7 +289,8 @@ static int by_count_desc(const void *pa, const void *pb, void *arg)
 }
 
 struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
-			     const struct report_row *totals, size_t nr, bool interval, size_t *n)
+			     const struct report_row *totals, size_t nr, enum aggr_values which,
+			     size_t *n)
 {
 	size_t nk = m->nr_keys ? m->nr_keys : 1;
 	struct counter_value *sums = calloc(nr * nk, sizeof(*sums));
@@ -296,7 +304,7 @@ struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 		return rows;
 	}
 	for (size_t i = 0; i < nr; i++)
-		aggr_view_sums(m, &views[i], interval, &sums[i * nk], &nrs[i * nk]);
+		aggr_view_sums(m, &views[i], which, &sums[i * nk], &nrs[i * nk]);
 	if (m->mode == AGGR_NONE || m->mode == AGGR_THREAD) {
 		/* Event by event, a row per CPU or thread that has the event
 		 * (duration_time is on the first only); an event the machine

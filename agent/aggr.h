@@ -34,9 +34,16 @@ struct aggr_map {
 struct aggr_map *aggr_map_new(enum aggr_mode mode, const struct counter_target *target);
 void aggr_map_free(struct aggr_map *m);
 
+/* Which value of each position a sum takes. */
+enum aggr_values {
+	AGGR_VALUES_TOTAL,	/* the value so far */
+	AGGR_VALUES_INTERVAL,	/* the delta view_take_interval() just took */
+	AGGR_VALUES_SHOWN,	/* the value at the last interval line (--summary) */
+};
+
 /* A view's sums per key into sums[m->nr_keys], with the number of
  * positions (CPUs, threads) that had a value into nrs[m->nr_keys]. */
-void aggr_view_sums(const struct aggr_map *m, struct view *v, bool interval,
+void aggr_view_sums(const struct aggr_map *m, struct view *v, enum aggr_values which,
 		    struct counter_value *sums, int *nrs);
 /* Key number key as perf's -x column spells it: "CPU0", "S0-D0-C1",
  * "S0-D0", "S0", "N0", "comm-tid". */
@@ -44,10 +51,9 @@ void aggr_key_name(const struct aggr_map *m, size_t key, char *buf, size_t cap);
 
 /* The rows of views[0..nr) per key (malloc'd, *n of them; each row's
  * aggr points into m), from totals[0..nr), the views' own rows just
- * taken (whether each was counted).  interval: the deltas
- * view_take_interval() just took, else the values so far. */
+ * taken (whether each was counted), summing the values which says. */
 struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
-			     const struct report_row *totals, size_t nr, bool interval,
-			     size_t *n);
+			     const struct report_row *totals, size_t nr,
+			     enum aggr_values which, size_t *n);
 
 #endif

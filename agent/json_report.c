@@ -300,7 +300,7 @@ static json_t *json_per_key(const struct session *s, struct view *v)
 		free(nrs);
 		return keys;
 	}
-	aggr_view_sums(m, v, false, sums, nrs);
+	aggr_view_sums(m, v, AGGR_VALUES_TOTAL, sums, nrs);
 	for (size_t k = 0; k < m->nr_keys; k++) {
 		char name[64];
 		const char *status = !v->counter->supported ? "not supported" :

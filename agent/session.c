@@ -732,15 +732,8 @@ int session_finish(struct session *s)
 		/* The last, partial interval, unless --interval-count ended the run. */
 		if (!s->opts->interval_count || s->intervals_done < s->opts->interval_count)
 			session_print_last_interval(s);
-		/* --summary: then the final report, as without -I, of the
-		 * counts the intervals showed. */
-		if (s->opts->summary) {
-			for (size_t i = 0; i < s->nr_counters; i++)
-				view_swap_interval(&s->default_views[i]);
-			session_print_final(s);
-			for (size_t i = 0; i < s->nr_counters; i++)
-				view_swap_interval(&s->default_views[i]);
-		}
+		if (s->opts->summary)
+			session_print_summary(s);
 		else
 			session_print_verbose_end(s);
 	} else

@@ -20,6 +20,7 @@
 enum rows_mode {
 	ROWS_TOTAL,	/* the value so far (final report, snapshot) */
 	ROWS_INTERVAL,	/* the delta since the last interval */
+	ROWS_SHOWN,	/* the sum of the interval lines (--summary, as perf) */
 };
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
@@ -42,6 +43,8 @@ static void row_fill(struct report_row *row, struct view *v, enum rows_mode mode
 
 	if (mode == ROWS_INTERVAL)
 		view_take_interval(v, &value, &counted);
+	else if (mode == ROWS_SHOWN)
+		value = v->interval_base;
 	else
 		view_value(v, &value);
 	row->event = v->counter->def.name;
@@ -78,7 +81,8 @@ static struct report_row *aggr_rows_of(struct session *s, const struct report_ro
 	if (!s->aggr || !totals)
 		return NULL;
 	return aggr_rows(s->aggr, s->default_views, totals, s->nr_counters,
-			 mode == ROWS_INTERVAL, n);
+			 mode == ROWS_INTERVAL ? AGGR_VALUES_INTERVAL :
+			 mode == ROWS_SHOWN ? AGGR_VALUES_SHOWN : AGGR_VALUES_TOTAL, n);
 }
 
 static struct report_window report_window_of(const struct window *w)
@@ -305,7 +309,7 @@ void session_rows_run(struct session *s, struct report_run *run)
 	fill_run(s, run);
 }
 
-void session_print_final(struct session *s)
+static void print_final(struct session *s, enum rows_mode mode)
 {
 	struct report_run run;
 	struct report_row *rows, *per_key;
@@ -315,10 +319,10 @@ void session_print_final(struct session *s)
 		repeat_print(s->repeat, s);
 		return;
 	}
-	rows = rows_of(s, s->default_views, ROWS_TOTAL);
+	rows = rows_of(s, s->default_views, mode);
 	fill_run(s, &run);
 	print_verbose(s, rows);
-	per_key = aggr_rows_of(s, rows, ROWS_TOTAL, &n);
+	per_key = aggr_rows_of(s, rows, mode, &n);
 	if (per_key)
 		report_final(&s->report, &run, per_key, n);
 	else
@@ -341,4 +345,14 @@ void session_print_final(struct session *s)
 	if (n)
 		report_final_ranges(&s->report, run.elapsed_s, rows, n);
 	free(rows);
+}
+
+void session_print_final(struct session *s)
+{
+	print_final(s, ROWS_TOTAL);
+}
+
+void session_print_summary(struct session *s)
+{
+	print_final(s, ROWS_SHOWN);
 }

@@ -19,6 +19,11 @@ void session_print_last_interval(struct session *s);
 int session_print_snapshot(struct session *s, char *reason, size_t len);
 /* perf stat's final report (with -r, that of every run: repeat.h). */
 void session_print_final(struct session *s);
+/* --summary with -I: the final report of the counts the interval lines
+ * showed, summed, as perf's (perf reads no counter after its last
+ * interval); named windows, ranges and the run's document keep the whole
+ * run. */
+void session_print_summary(struct session *s);
 /* -v at the end of a -I run without --summary: perf's last per-counter
  * lines (the counts since the last interval), with no report after them. */
 void session_print_verbose_end(struct session *s);

@@ -197,17 +197,3 @@ void view_take_interval(struct view *v, struct counter_value *delta, bool *count
 	*counted = v->opened_this_interval;
 	v->opened_this_interval = v->open;
 }
-
-void view_swap_interval(struct view *v)
-{
-	struct counter_value t;
-
-	if (v->open)
-		return;
-	t = v->closed_sum, v->closed_sum = v->interval_base, v->interval_base = t;
-	for (size_t k = 0; v->pos && k < v->pos->nr; k++) {
-		t = v->pos->closed_sum[k];
-		v->pos->closed_sum[k] = v->pos->interval_base[k];
-		v->pos->interval_base[k] = t;
-	}
-}

@@ -61,10 +61,5 @@ void view_close_all(struct view *views, size_t n);
 void view_value(struct view *v, struct counter_value *value);
 /* The value since the last call, for an interval line; restarts the interval. */
 void view_take_interval(struct view *v, struct counter_value *delta, bool *counted);
-/* A closed view's value and its value at the last interval line trade
- * places (twice: back as they were).  --summary prints the sums of the
- * intervals, as perf's does (perf reads no counter after the last
- * interval), while the run's document keeps the whole run's value. */
-void view_swap_interval(struct view *v);
 
 #endif
