@@ -182,6 +182,9 @@ static int compile_pred(struct compiler *c, const struct format *f,
 	if (!field && (!strcasecmp(fp->field, "cpu") || !strcmp(fp->field, "common_cpu"))) {
 		p->kind = RB_FIELD_CPU;
 		p->size = 4;
+		/* The kernel's generic cpu field is an int: "cpu > -1" holds,
+		 * as in its filter and in filter_check's sign check. */
+		p->is_signed = 1;
 	} else if (!field) {
 		return refuse(c, "field '%s' not found", fp->field);
 	} else {

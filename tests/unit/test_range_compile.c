@@ -443,7 +443,7 @@ static void test_filters(void)
 		 "p3: kind 3 offset 0 size 0 signed 0 cmp 0 match 1 'mark'\n"
 		 "p4: kind 2 offset 8 size 4 signed 0 cmp 0 match 2 '/true'\n"
 		 "p5: kind 1 offset 8 size 16 signed 0 cmp 0 match 0 'ranger'\n"
-		 "p6: kind 4 offset 0 size 4 signed 0 cmp 1 value 3\n",
+		 "p6: kind 4 offset 0 size 4 signed 1 cmp 1 value 3\n",
 		 "filters: numbers, comm, __data_loc, char[], cpu; a chain on one tracepoint");
 	is_int(formats_read, 4, "a format read per filtered trigger");
 }
