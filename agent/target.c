@@ -15,33 +15,71 @@
 #include "agent/target.h"
 #include "proto/cpu_list.h"
 
+/* tid at the end of list, without looking for it first: 0, or -1 when
+ * out of memory (said). */
+static int tid_list_append(struct tid_list *list, pid_t tid)
+{
+	pid_t *grown = realloc(list->tids, (list->nr + 1) * sizeof(*grown));
+
+	if (!grown) {
+		log_error("out of memory for the list of threads");
+		return -1;
+	}
+	list->tids = grown;
+	list->tids[list->nr++] = tid;
+	return 0;
+}
+
 void tid_list_add(struct tid_list *list, pid_t tid)
 {
 	for (size_t i = 0; i < list->nr; i++)
 		if (list->tids[i] == tid)
 			return;
-	list->tids = realloc(list->tids, (list->nr + 1) * sizeof(pid_t));
-	list->tids[list->nr++] = tid;
+	tid_list_append(list, tid);
 }
 
-/* Every thread of process pid, from /proc/PID/task, as perf stat -p does. */
-static int add_process_threads(struct tid_list *list, pid_t pid)
+/*
+ * Every thread of process pid, from /proc/PID/task, into list.  unique:
+ * the list holds none of this process's threads yet (a walk of whole
+ * processes), so each is appended without a search.  0, -ENOENT when
+ * the process is gone (or -errno), -ENOMEM.
+ */
+static int list_threads(struct tid_list *list, const char *pid, bool unique)
 {
-	char path[64];
+	char path[300];
 	struct dirent *entry;
 	DIR *dir;
+	int rc = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%s/task", pid);
 	dir = opendir(path);
-	if (!dir) {
-		log_error("no process with id %d: %s", (int)pid, strerror(errno));
-		return -1;
+	if (!dir)
+		return -errno;
+	while (!rc && (entry = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(entry->d_name);
+
+		if (entry->d_name[0] == '.')
+			continue;
+		if (unique)
+			rc = tid_list_append(list, tid) ? -ENOMEM : 0;
+		else
+			tid_list_add(list, tid);
 	}
-	while ((entry = readdir(dir)))
-		if (entry->d_name[0] != '.')
-			tid_list_add(list, (pid_t)atoi(entry->d_name));
 	closedir(dir);
-	return 0;
+	return rc;
+}
+
+/* Every thread of process pid, as perf stat -p does. */
+static int add_process_threads(struct tid_list *list, pid_t pid)
+{
+	char id[24];
+	int rc;
+
+	snprintf(id, sizeof(id), "%d", (int)pid);
+	rc = list_threads(list, id, false);
+	if (rc)
+		log_error("no process with id %d: %s", (int)pid, strerror(-rc));
+	return rc ? -1 : 0;
 }
 
 /* "12,34": each a positive id; processes expand to their threads. */
@@ -160,33 +198,14 @@ static int build_all_threads(struct counter_target *target, const struct options
 		return -1;
 	}
 	while ((entry = readdir(proc))) {
-		char path[300];
-		struct dirent *task;
-		DIR *tasks;
-
 		if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/task", entry->d_name);
-		tasks = opendir(path);
-		while (tasks && (task = readdir(tasks))) {
-			pid_t *grown;
-
-			if (task->d_name[0] == '.')
-				continue;
-			/* Each tid once: no need for tid_list_add's search. */
-			grown = realloc(list.tids, (list.nr + 1) * sizeof(*grown));
-			if (!grown) {
-				closedir(tasks);
-				closedir(proc);
-				free(list.tids);
-				log_error("out of memory for the thread map");
-				return -1;
-			}
-			list.tids = grown;
-			list.tids[list.nr++] = (pid_t)atoi(task->d_name);
+		/* A process that ended meanwhile is left out. */
+		if (list_threads(&list, entry->d_name, true) == -ENOMEM) {
+			closedir(proc);
+			free(list.tids);
+			return -1;
 		}
-		if (tasks)
-			closedir(tasks);
 	}
 	closedir(proc);
 	target->cpus = perf_cpu_map__new_any_cpu();
