@@ -69,11 +69,12 @@ def _intended_rootpath(config: pytest.Config) -> Path:
     for a test path when PATH exists (pytest issue #8846): with the build
     tree and the tests under one directory such as /tmp, the rootdir
     becomes that directory and every node id changes.  The choice is made
-    again here with the arguments as parsed once every option is known,
-    by pytest's own function; a pytest whose function this does not know
-    keeps its rootdir.
+    again here with the arguments as parsed once every option is known
+    (``config.option``: ``known_args_namespace`` is parsed before the
+    plugins of conftest files add theirs), by pytest's own function; a
+    pytest whose function this does not know keeps its rootdir.
     """
-    ns = config.known_args_namespace
+    ns = config.option
     try:
         from _pytest.config.findpaths import determine_setup
 
