@@ -27,8 +27,8 @@ bool utf8_valid(const char *s)
 char *utf8_sanitize(const char *s)
 {
 	size_t len = strlen(s), o = 0;
-	/* A stray byte grows to three. */
-	char *out = malloc(3 * len + 1);
+	/* A stray byte grows to U+FFFD's bytes. */
+	char *out = malloc(UTF8_REPLACEMENT_LEN * len + 1);
 
 	if (!out)
 		return NULL;
@@ -36,8 +36,8 @@ char *utf8_sanitize(const char *s)
 		size_t n = utf8_char_len(s);
 
 		if (n == 0) {
-			memcpy(out + o, UTF8_REPLACEMENT, 3);
-			o += 3;
+			memcpy(out + o, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
+			o += UTF8_REPLACEMENT_LEN;
 			s++;
 			continue;
 		}
