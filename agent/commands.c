@@ -9,10 +9,10 @@
 #include <jansson.h>
 
 #include "agent/commands.h"
-#include "agent/json_report.h"
+#include "agent/report/json_report.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
-#include "agent/session_rows.h"
+#include "agent/report/session_rows.h"
 #include "proto/ctl_proto.h"
 
 /* Open or close the default window of every event, or of the events named

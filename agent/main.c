@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/options.h"
-#include "agent/repeat.h"
+#include "agent/base/options.h"
+#include "agent/report/repeat.h"
 #include "agent/session.h"
 
 #ifndef PKGLIBEXECDIR

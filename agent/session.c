@@ -16,19 +16,19 @@
 #include <jansson.h>
 #include <perf/core.h>
 
-#include "agent/aggr.h"
-#include "agent/cgroup.h"
-#include "agent/channel_lock.h"
+#include "agent/report/aggr.h"
+#include "agent/count/cgroup.h"
+#include "agent/control/channel_lock.h"
 #include "agent/commands.h"
-#include "agent/json_report.h"
-#include "agent/log.h"
+#include "agent/report/json_report.h"
+#include "agent/base/log.h"
 #include "agent/metrics/metrics.h"
-#include "agent/repeat.h"
+#include "agent/report/repeat.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
-#include "agent/session_rows.h"
-#include "agent/signals.h"
-#include "agent/target.h"
+#include "agent/report/session_rows.h"
+#include "agent/base/signals.h"
+#include "agent/count/target.h"
 
 /* The plain -e events (or perf stat's default set when there is no -e at
  * all), each one counter with its default view; a -e list may give many

@@ -13,14 +13,14 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "agent/control.h"
-#include "agent/counter.h"
-#include "agent/json_buf.h"
-#include "agent/options.h"
-#include "agent/output.h"
-#include "agent/report.h"
-#include "agent/view.h"
-#include "agent/window.h"
+#include "agent/control/control.h"
+#include "agent/count/counter.h"
+#include "agent/base/json_buf.h"
+#include "agent/base/options.h"
+#include "agent/base/output.h"
+#include "agent/report/report.h"
+#include "agent/count/view.h"
+#include "agent/count/window.h"
 #include "agent/workload.h"
 
 struct event_base;

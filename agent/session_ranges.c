@@ -6,11 +6,11 @@
 #include <string.h>
 #include <perf/threadmap.h>
 
-#include "agent/log.h"
+#include "agent/base/log.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"
 #include "agent/session_ranges.h"
-#include "agent/target.h"
+#include "agent/count/target.h"
 
 bool session_ranges_is_spec(const struct event_spec *spec)
 {

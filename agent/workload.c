@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/log.h"
-#include "agent/signals.h"
+#include "agent/base/log.h"
+#include "agent/base/signals.h"
 #include "agent/workload.h"
 #include "proto/ctl_lock.h"
 

@@ -55,7 +55,7 @@
  * agent, and the client keeps the record lock, as every client of a shared
  * channel does.
  *
- * Pure layout, no I/O: the agent creates the page (agent/channel_lock.c),
+ * Pure layout, no I/O: the agent creates the page (agent/control/channel_lock.c),
  * the clients map it.
  */
 #ifndef PERFGATE_PROTO_CTL_LOCK_H

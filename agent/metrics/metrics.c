@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/log.h"
+#include "agent/base/log.h"
 #include "agent/metrics/metrics.h"
 #include "agent/metrics/metrics_http.h"
 #include "agent/metrics/metrics_push.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <event2/buffer.h>
 
-#include "agent/utf8.h"
+#include "agent/base/utf8.h"
 #include "agent/metrics/metrics_expo.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"

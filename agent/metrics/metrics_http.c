@@ -18,7 +18,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#include "agent/log.h"
+#include "agent/base/log.h"
 #include "agent/metrics/metrics_http.h"
 #include "agent/session.h"
 

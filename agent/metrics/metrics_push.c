@@ -11,7 +11,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
-#include "agent/log.h"
+#include "agent/base/log.h"
 #include "agent/metrics/metrics_expo.h"
 #include "agent/metrics/metrics_push.h"
 #include "agent/session.h"

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proto/range_parse.h"
+#include "grammar/range_parse.h"
 
 #define RANGE_LEAVES_MAX 64	/* leaves of all gates of one range set */
 
@@ -43,7 +43,7 @@ struct range_leaf {
 	bool has_stopper;	/* false: "S..", open until the end */
 };
 
-/* One view set: a parsed gate (proto/range_parse.h) whose ranges are
+/* One view set: a parsed gate (grammar/range_parse.h) whose ranges are
  * leaves leaf_base + range->index, counting every counted member.  A NULL
  * gate is always open (the events' ungated totals). */
 struct range_view_def {

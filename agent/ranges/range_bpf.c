@@ -25,8 +25,8 @@
 #include <bpf/libbpf.h>
 #include <perf/cpumap.h>
 
-#include "agent/log.h"
-#include "agent/target.h"
+#include "agent/base/log.h"
+#include "agent/count/target.h"
 #include "agent/ranges/range_bpf.h"
 #include "agent/ranges/range_bpf_abi.h"
 #include "agent/ranges/range_compile.h"

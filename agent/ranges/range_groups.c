@@ -18,7 +18,7 @@
 #include <perf/mmap.h>
 #include <perf/threadmap.h>
 
-#include "agent/log.h"
+#include "agent/base/log.h"
 #include "agent/ranges/range_account.h"
 #include "agent/ranges/range_groups.h"
 

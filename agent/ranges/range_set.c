@@ -6,9 +6,9 @@
 #include <string.h>
 #include <event2/event.h>
 
-#include "agent/events.h"
-#include "agent/filter_check.h"
-#include "agent/log.h"
+#include "agent/events/events.h"
+#include "agent/events/filter_check.h"
+#include "agent/base/log.h"
 #include "agent/ranges/range_bpf.h"
 #include "agent/ranges/range_set.h"
 

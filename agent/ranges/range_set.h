@@ -1,5 +1,5 @@
 /*
- * range_set: range specs (proto/range_parse.h) compiled into one kernel
+ * range_set: range specs (grammar/range_parse.h) compiled into one kernel
  * group layout and one accounting, and the views they show.
  *
  * The specs given with -e at start-up form one set, so that every event
@@ -21,10 +21,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/counter.h"
+#include "agent/count/counter.h"
 #include "agent/ranges/range_account.h"
 #include "agent/ranges/range_groups.h"
-#include "proto/range_parse.h"
+#include "grammar/range_parse.h"
 
 struct event_base;
 struct range_bpf;

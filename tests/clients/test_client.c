@@ -438,7 +438,7 @@ static void test_single_process(void)
 }
 
 /*
- * A lock page made here, as the agent makes one (agent/channel_lock.c), on
+ * A lock page made here, as the agent makes one (agent/control/channel_lock.c), on
  * the fake's pipes: a call that timed out with half its reply read leaves
  * the rest to whichever process calls next, and its own next reply whole.
  */

@@ -101,7 +101,7 @@ setup() {
 
 @test "after a window over every event, enable EVENT counts that event only" {
 	# Software and tracepoint events share one read group whose leader
-	# gates them (agent/counter.c, read_group_sync): a window's end turns
+	# gates them (agent/count/counter.c, read_group_sync): a window's end turns
 	# the leader off and leaves the members on, so enabling one event must
 	# turn the others off before the leader goes on again, and one that
 	# was turned off must come back on.

@@ -1,5 +1,5 @@
 /*
- * fuzz_event.c: libFuzzer target for proto/event_parse, the parser of -e
+ * fuzz_event.c: libFuzzer target for grammar/event_parse, the parser of -e
  * lists (command lines, and later control channels).
  *
  * The input is a list, any bytes.  Whatever it holds, the parser must not
@@ -17,10 +17,10 @@
  *   the same kinds, types, configs, terms and modifiers.
  *
  * Build: clang -g -O1 -I. -fsanitize=fuzzer,address,undefined -o fuzz_event \
- *        tests/fuzz/fuzz_event.c proto/event_parse.c proto/range_parse.c \
- *        proto/filter_parse.c proto/scan.c proto/text_out.c
+ *        tests/fuzz/fuzz_event.c grammar/event_parse.c grammar/range_parse.c \
+ *        grammar/filter_parse.c grammar/scan.c grammar/text_out.c
  */
-#include "proto/event_parse.h"
+#include "grammar/event_parse.h"
 
 #include <stdint.h>
 #include <stdio.h>

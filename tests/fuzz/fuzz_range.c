@@ -1,6 +1,6 @@
 /*
- * fuzz_range.c: libFuzzer target for proto/range_parse and
- * proto/filter_parse, the parsers that read range specs and filters from
+ * fuzz_range.c: libFuzzer target for grammar/range_parse and
+ * grammar/filter_parse, the parsers that read range specs and filters from
  * command lines and control channels.
  *
  * The input is a spec, any bytes.  Whatever it holds, the parsers must not
@@ -22,11 +22,11 @@
  * checks.
  *
  * Build: clang -g -O1 -I. -fsanitize=fuzzer,address,undefined -o fuzz_range \
- *        tests/fuzz/fuzz_range.c proto/range_parse.c proto/filter_parse.c proto/scan.c \
- *        proto/text_out.c
+ *        tests/fuzz/fuzz_range.c grammar/range_parse.c grammar/filter_parse.c grammar/scan.c \
+ *        grammar/text_out.c
  */
-#include "proto/cpu_list.h"
-#include "proto/range_parse.h"
+#include "grammar/cpu_list.h"
+#include "grammar/range_parse.h"
 
 #include <ctype.h>
 #include <stdint.h>

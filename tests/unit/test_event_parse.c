@@ -1,6 +1,6 @@
 /*
- * test_event_parse.c: unit tests for proto/event_parse (perf's -e syntax)
- * and agent/event_resolve (the perf_event_attrs it stands for).
+ * test_event_parse.c: unit tests for grammar/event_parse (perf's -e syntax)
+ * and agent/events/event_resolve (the perf_event_attrs it stands for).
  *
  * Parsing: every kind of event, groups, modifiers, terms, blanks, and every
  * error reason with the byte offset its caret goes under.
@@ -19,9 +19,9 @@
  * msr PMU (type 9, event = config:0-63, alias tsc = event=0x00) and
  * tracepoint ids.  Output is TAP (tests/unit/tap.h).
  */
-#include "agent/event_resolve.h"
-#include "agent/event_pfm.h"
-#include "proto/event_parse.h"
+#include "agent/events/event_resolve.h"
+#include "agent/events/event_pfm.h"
+#include "grammar/event_parse.h"
 #include "tests/unit/tap.h"
 
 #include <dirent.h>

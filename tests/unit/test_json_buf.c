@@ -1,5 +1,5 @@
 /*
- * test_json_buf: agent/json_buf.c gives the bytes jansson gives (compact,
+ * test_json_buf: agent/base/json_buf.c gives the bytes jansson gives (compact,
  * in order) for the same strings and numbers -- every byte value, UTF-8
  * of each length, stray and cut sequences, and random byte strings -- so
  * that the window-end reply it writes parses as it did with jansson.
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "agent/json_buf.h"
-#include "agent/utf8.h"
+#include "agent/base/json_buf.h"
+#include "agent/base/utf8.h"
 #include "tests/unit/tap.h"
 
 /* jansson's text for {key: [text, number]}, text made UTF-8 as the agent

@@ -1,16 +1,16 @@
 /*
- * test_range.c: unit tests for proto/range_parse and proto/filter_parse:
+ * test_range.c: unit tests for grammar/range_parse and grammar/filter_parse:
  * every production of the range grammar and of the kernel filter syntax,
  * whitespace, nesting and precedence, the tree the agent walks (kinds,
  * children, offsets, filter text as written), gate evaluation, canonical
  * printing and its round trips, and every error reason with the exact byte
  * offset the caret goes under (the agent and the end-to-end tests show
  * them to users); the same for tracepoint names alone, long input shown
- * in a window, and -C lists (proto/cpu_list).  Output is TAP
+ * in a window, and -C lists (grammar/cpu_list).  Output is TAP
  * (tests/unit/tap.h).
  */
-#include "proto/cpu_list.h"
-#include "proto/range_parse.h"
+#include "grammar/cpu_list.h"
+#include "grammar/range_parse.h"
 #include "tests/unit/tap.h"
 
 #include <errno.h>

@@ -7,14 +7,14 @@
  * programs, the filter predicates, and every refusal with its exact reason.
  *
  * No root, no BPF and no tracefs: the sets are built here from parsed
- * specs (proto/range_parse) the way range_set numbers its members, with
+ * specs (grammar/range_parse) the way range_set numbers its members, with
  * tracepoint ids made up, and the tracepoint formats a filter needs are
  * copies of the kernel's, handed to range_compile_with.  Output is TAP
  * (tests/unit/tap.h).
  */
 #include "agent/ranges/range_compile.h"
 #include "agent/ranges/range_set.h"
-#include "proto/range_parse.h"
+#include "grammar/range_parse.h"
 #include "tests/unit/tap.h"
 
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * test_report.c: agent/report.c against golden output from perf stat 6.1.
+ * test_report.c: agent/report/report.c against golden output from perf stat 6.1.
  *
  * Every expected string below is bytes that /usr/bin/perf (perf version
  * 6.1.187) wrote on the development VM (no hardware PMU, 2 CPUs, C.UTF-8
@@ -25,7 +25,7 @@
  * Locale tests switch to en_US.UTF-8 and de_DE.UTF-8 when those exist
  * (LOCPATH works too) and are skipped otherwise.
  */
-#include "agent/report.h"
+#include "agent/report/report.h"
 
 #include <locale.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /*
- * test_stats: agent/stats.c against values worked out by hand (and by
+ * test_stats: agent/count/stats.c against values worked out by hand (and by
  * NumPy's percentile, whose default interpolation stats_quantile follows).
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/stats.h"
+#include "agent/count/stats.h"
 #include "tests/unit/tap.h"
 
 static bool near(double got, double want)

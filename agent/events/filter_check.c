@@ -1,0 +1,250 @@
+/*
+ * filter_check: tracepoint filters against tracefs formats (libtraceevent).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <event-parse.h>
+#include <tracefs.h>
+#include <unistd.h>
+
+#include "agent/events/filter_check.h"
+
+struct check_ctx {
+	const char *subsys, *name;
+	struct tep_event *event;
+	struct filter_error *err;
+};
+
+/* Report a mistake at offset; returns -1 so callers can return it. */
+static int check_fail(struct check_ctx *ctx, size_t offset, const char *reason)
+{
+	ctx->err->offset = offset;
+	snprintf(ctx->err->reason, sizeof(ctx->err->reason), "%.127s", reason);
+	return -1;
+}
+
+/*
+ * A field as the kernel's filter sees it (kernel/trace/trace_events_filter.c:
+ * filter_assign_type(), is_string_field(), parse_pred()).  The kernel decides
+ * from the type as the format file spells it, so the same test is made here
+ * on the same text.
+ */
+enum field_kind {
+	FIELD_NUMBER,		/* FILTER_OTHER: numbers, & and CPUS{} */
+	FIELD_STRING,		/* char arrays, __data_loc/__rel_loc char[], char * */
+	FIELD_CPU,		/* CPU, cpu, common_cpu: numbers and CPUS{} */
+	FIELD_CPUMASK,		/* __data_loc cpumask_t: numbers and CPUS{} */
+	FIELD_STACKTRACE,	/* stacktrace, STACKTRACE: numbers only */
+};
+
+static enum field_kind kind_of_type(const char *type)
+{
+	if (strstr(type, "__data_loc")) {
+		if (strstr(type, "char"))
+			return FIELD_STRING;
+		if (strstr(type, "cpumask_t"))
+			return FIELD_CPUMASK;
+	}
+	if (strstr(type, "__rel_loc") && strstr(type, "char"))
+		return FIELD_STRING;
+	if (strchr(type, '[') && strstr(type, "char"))
+		return FIELD_STRING;
+	if (!strcmp(type, "char *") || !strcmp(type, "const char *"))
+		return FIELD_STRING;
+	return FIELD_NUMBER;
+}
+
+/* A field as the checks need it. */
+struct field_info {
+	enum field_kind kind;
+	int size;
+	bool is_signed;		/* the kernel reads its values with kstrtoll() */
+	const char *type;	/* as the format spells it */
+};
+
+/* The kernel's fields of every event (trace_define_generic_fields()),
+ * looked up after the format's own, as trace_find_event_field() does;
+ * size is theirs, for .function, and so is the sign: is_signed_type() of
+ * int and of char *. */
+static bool generic_field(const char *name, struct field_info *f)
+{
+	static const struct { const char *name; struct field_info f; } fields[] = {
+		{ "CPU", { FIELD_CPU, sizeof(int), true, "int" } },
+		{ "cpu", { FIELD_CPU, sizeof(int), true, "int" } },
+		{ "common_cpu", { FIELD_CPU, sizeof(int), true, "int" } },
+		{ "COMM", { FIELD_STRING, sizeof(char *), false, "char *" } },
+		{ "comm", { FIELD_STRING, sizeof(char *), false, "char *" } },
+		{ "stacktrace", { FIELD_STACKTRACE, sizeof(char *), false, "char *" } },
+		{ "STACKTRACE", { FIELD_STACKTRACE, sizeof(char *), false, "char *" } },
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!strcmp(fields[i].name, name)) {
+			*f = fields[i].f;
+			return true;
+		}
+	return false;
+}
+
+static bool op_fits_string(enum filter_op op)
+{
+	return op == FILTER_OP_EQ || op == FILTER_OP_NE || op == FILTER_OP_GLOB;
+}
+
+/* A ".function" predicate: an address-sized field, == or !=, and a symbol
+ * name or an address, unquoted. */
+static int check_function(struct check_ctx *ctx, const struct filter_pred *pred, int size)
+{
+	char why[160];
+
+	if (size != (int)sizeof(long)) {
+		snprintf(why, sizeof(why), "field '%s' is %d bytes: .function needs an address "
+			 "field (%zu bytes)", pred->field, size, sizeof(long));
+		return check_fail(ctx, pred->field_span.offset, why);
+	}
+	if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE) {
+		snprintf(why, sizeof(why), "operator '%s' does not apply to .function (use == or !=)",
+			 filter_op_name(pred->op));
+		return check_fail(ctx, pred->op_span.offset, why);
+	}
+	if (pred->value_kind != FILTER_VALUE_WORD && pred->value_kind != FILTER_VALUE_NUMBER)
+		return check_fail(ctx, pred->value_span.offset,
+				  "a .function value is a symbol or an address, unquoted");
+	return 0;
+}
+
+/*
+ * A number for a number field: the kernel reads it with kstrtoull() when
+ * the field is unsigned, so "-1" is refused there, and with kstrtoll()
+ * when it is signed, so a value above INT64_MAX is (0xffffffffffffffff
+ * included).  Both are a bare EINVAL from the kernel.
+ */
+static int check_sign(struct check_ctx *ctx, const struct filter_pred *pred,
+		      const struct field_info *f)
+{
+	char why[160];
+
+	if (!f->is_signed && pred->negative) {
+		snprintf(why, sizeof(why), "field '%s' is unsigned (%s): the kernel takes no "
+			 "negative value", pred->field, f->type);
+		return check_fail(ctx, pred->value_span.offset, why);
+	}
+	if (f->is_signed && !pred->negative && pred->number > INT64_MAX) {
+		snprintf(why, sizeof(why), "field '%s' is signed (%s): the kernel takes at most "
+			 "%" PRId64 " (%" PRId64 " has these 64 bits)", pred->field, f->type,
+			 INT64_MAX, (int64_t)pred->number);
+		return check_fail(ctx, pred->value_span.offset, why);
+	}
+	return 0;
+}
+
+static int check_pred(const struct filter_pred *pred, void *arg)
+{
+	struct check_ctx *ctx = arg;
+	struct tep_format_field *field = NULL;
+	struct field_info f;
+	enum field_kind kind;
+	char why[160];
+	int size;
+
+	field = tep_find_any_field(ctx->event, pred->field);
+	if (field) {
+		f.kind = kind_of_type(field->type);
+		f.size = field->size;
+		f.is_signed = field->flags & TEP_FIELD_IS_SIGNED;
+		f.type = field->type;
+	} else if (!generic_field(pred->field, &f)) {
+		snprintf(why, sizeof(why), "field '%s' not in %s:%s", pred->field,
+			 ctx->subsys, ctx->name);
+		return check_fail(ctx, pred->field_span.offset, why);
+	}
+	kind = f.kind;
+	size = f.size;
+	if (pred->suffix == FILTER_SUFFIX_FUNCTION)
+		return check_function(ctx, pred, size);
+	switch (pred->value_kind) {
+	case FILTER_VALUE_CPUS:
+		if (kind == FIELD_STRING || kind == FIELD_STACKTRACE) {
+			snprintf(why, sizeof(why), "CPUS{} needs a number, CPU or cpumask field; "
+				 "'%s' is a %s", pred->field,
+				 kind == FIELD_STRING ? "string" : "stack trace");
+			return check_fail(ctx, pred->value_span.offset, why);
+		}
+		if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE &&
+		    pred->op != FILTER_OP_BAND) {
+			snprintf(why, sizeof(why), "operator '%s' does not apply to CPUS{} "
+				 "(use ==, != or &)", filter_op_name(pred->op));
+			return check_fail(ctx, pred->op_span.offset, why);
+		}
+		return 0;
+	case FILTER_VALUE_STRING:
+	case FILTER_VALUE_WORD:	/* quoted on its way to the kernel */
+		if (!op_fits_string(pred->op)) {	/* filter_parse refuses it first */
+			snprintf(why, sizeof(why), "operator '%s' does not apply to strings: "
+				 "use ==, != or ~", filter_op_name(pred->op));
+			return check_fail(ctx, pred->op_span.offset, why);
+		}
+		if (kind != FIELD_STRING) {
+			snprintf(why, sizeof(why), "field '%s' is a number: expected a number, not %s",
+				 pred->field, pred->value_kind == FILTER_VALUE_WORD ?
+				 "a word" : "a string");
+			return check_fail(ctx, pred->value_span.offset, why);
+		}
+		return 0;
+	case FILTER_VALUE_NUMBER:
+		if (kind == FIELD_STRING && !op_fits_string(pred->op)) {
+			snprintf(why, sizeof(why), "operator '%s' does not apply to string field '%s' "
+				 "(use ==, != or ~)", filter_op_name(pred->op), pred->field);
+			return check_fail(ctx, pred->op_span.offset, why);
+		}
+		if (kind == FIELD_STRING) {
+			snprintf(why, sizeof(why), "field '%s' is a string: quote the value",
+				 pred->field);
+			return check_fail(ctx, pred->value_span.offset, why);
+		}
+		if (pred->op == FILTER_OP_GLOB) {
+			snprintf(why, sizeof(why), "operator '~' needs a string field; '%s' is a number",
+				 pred->field);
+			return check_fail(ctx, pred->op_span.offset, why);
+		}
+		return check_sign(ctx, pred, &f);
+	}
+	return 0;
+}
+
+int filter_check(const char *subsys, const char *name, const struct filter_node *filter,
+		 struct filter_error *err)
+{
+	struct check_ctx ctx = { subsys, name, NULL, err };
+	size_t len = filter_format(filter, FILTER_FORMAT_KERNEL, NULL, 0);
+	size_t max = (size_t)sysconf(_SC_PAGESIZE) - 1;
+	struct tep_handle *tep;
+	char *format = NULL;
+	int size = 0, rc = -1;
+
+	/* PERF_EVENT_IOC_SET_FILTER copies at most a page, NUL included
+	 * (strndup_user(arg, PAGE_SIZE)): longer is a bare EINVAL. */
+	if (len > max) {
+		err->offset = filter->span.offset;
+		snprintf(err->reason, sizeof(err->reason),
+			 "filter is %zu bytes; the kernel takes at most %zu", len, max);
+		return -1;
+	}
+	tep = tep_alloc();
+	format = tracefs_event_file_read(NULL, subsys, name, "format", &size);
+	if (!tep || !format || size <= 0 ||
+	    tep_parse_format(tep, &ctx.event, format, (unsigned long)size, subsys) != 0) {
+		err->offset = 0;
+		snprintf(err->reason, sizeof(err->reason), "cannot read the format of %s:%s",
+			 subsys, name);
+		goto out;
+	}
+	rc = filter_for_each_pred(filter, check_pred, &ctx) ? -1 : 0;
+out:
+	free(format);
+	if (tep)
+		tep_free(tep);
+	return rc;
+}

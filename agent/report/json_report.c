@@ -1,0 +1,692 @@
+/*
+ * json_report: the window-end reply and the --json-file run document.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "agent/base/json_buf.h"
+#include "agent/report/aggr.h"
+#include "agent/report/json_report.h"
+#include "agent/base/log.h"
+#include "agent/report/report.h"
+#include "agent/ranges/range_set.h"
+#include "agent/report/repeat.h"
+#include "agent/session.h"
+#include "agent/base/signals.h"
+#include "agent/base/utf8.h"
+#include "proto/ctl_proto.h"
+
+/*
+ * Every string that enters the JSON goes through here: jansson refuses
+ * text that is not UTF-8 (json_string returns NULL, and the object or
+ * array it was meant for silently lacks it), and command arguments,
+ * filters and range specs can be any bytes.  Stray bytes become U+FFFD.
+ * NULL stays NULL (an "o?" pack gives null).
+ */
+static json_t *json_text(const char *text)
+{
+	char *clean;
+	json_t *j;
+
+	if (!text)
+		return NULL;
+	/* Names are nearly always UTF-8 already: no copy on the reply path. */
+	if (utf8_valid(text))
+		return json_string_nocheck(text);
+	clean = utf8_sanitize(text);
+	j = clean ? json_string_nocheck(clean) : NULL;
+	free(clean);
+	return j;
+}
+
+/* obj[key] = value, with the key made UTF-8 as json_text does. */
+static void json_set(json_t *obj, const char *key, json_t *value)
+{
+	char *clean;
+
+	if (utf8_valid(key)) {
+		json_object_set_new_nocheck(obj, key, value);
+		return;
+	}
+	clean = utf8_sanitize(key);
+	if (clean)
+		json_object_set_new_nocheck(obj, clean, value);
+	else
+		json_decref(value);
+	free(clean);
+}
+
+/*
+ * The window-end reply, on the hot path: written into the session's kept
+ * buffer (agent/json_buf), no jansson tree and no allocation per call.
+ * The bytes are those jansson gave for the same object, which the tests
+ * compare with: an -e event named twice is one key, where the first one
+ * was, with the last one's value.
+ */
+
+/* Per counter: the counter whose value its key shows (the last one of its
+ * name), or nr_counters when an earlier one already showed the name.
+ * Worked out once: the events do not change during a run. */
+static const size_t *json_reply_keys(struct session *s)
+{
+	size_t n = s->nr_counters;
+
+	if (s->reply_keys || !n)
+		return s->reply_keys;
+	s->reply_keys = malloc(n * sizeof(*s->reply_keys));
+	if (!s->reply_keys)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		s->reply_keys[i] = i;
+	for (size_t i = 0; i < n; i++) {
+		if (s->reply_keys[i] == n)
+			continue;
+		for (size_t j = i + 1; j < n; j++) {
+			if (strcmp(s->counters[i].def.name, s->counters[j].def.name) == 0) {
+				s->reply_keys[i] = j;
+				s->reply_keys[j] = n;
+			}
+		}
+	}
+	return s->reply_keys;
+}
+
+/* {"event":count,...}; null for an event the machine lacks.  values are
+ * the counts, or NULL for views' values now. */
+static void json_reply_counts(struct session *s, const size_t *keys,
+			      const struct counter_value *values, struct view *views,
+			      struct json_buf *b)
+{
+	bool first = true;
+
+	json_buf_raw(b, "{", 1);
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		size_t k = keys ? keys[i] : i;
+		const struct counter *c;
+
+		if (k == s->nr_counters)
+			continue;
+		c = &s->counters[k];
+		json_buf_raw(b, ",", !first);
+		first = false;
+		json_buf_string(b, s->counters[i].def.name);
+		json_buf_raw(b, ":", 1);
+		if (!c->supported) {
+			json_buf_raw(b, "null", 4);
+		} else if (values) {
+			json_buf_int(b, values[k].val);
+		} else {
+			struct counter_value v;
+
+			view_value(&views[k], &v);
+			json_buf_int(b, v.val);
+		}
+	}
+	json_buf_raw(b, "}", 1);
+}
+
+/*
+ * {"event@range":count,...} for every range view: its total so far, or
+ * with at_begin, what it counted since then (a view loaded after the
+ * begin counts whole).
+ */
+static void json_reply_ranges(const struct session *s, const uint64_t *at_begin, size_t nr,
+			      struct json_buf *b)
+{
+	size_t k = 0;
+
+	json_buf_raw(b, "{", 1);
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		const struct range_set *rs = s->range_sets[i];
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
+				uint64_t value = range_set_value(rs, sp, e);
+
+				if (at_begin && k < nr)
+					value -= at_begin[k];
+				json_buf_raw(b, ",", k > 0);
+				k++;
+				json_buf_string2(b, range_set_event_name(rs, sp, e), "@",
+						 range_set_label(rs, sp));
+				json_buf_raw(b, ":", 1);
+				if (range_set_supported(rs, sp, e))
+					json_buf_int(b, value);
+				else
+					json_buf_raw(b, "null", 4);
+			}
+		}
+	}
+	json_buf_raw(b, "}", 1);
+}
+
+#define JSON_BUF_LIT(b, text) json_buf_raw(b, text, sizeof(text) - 1)
+
+const char *json_report_window_end(struct session *s, const struct window *w,
+				   const struct window_end_result *result, char *reason, size_t len)
+{
+	const size_t *keys = json_reply_keys(s);
+	struct json_buf *b = &s->reply;
+	const char *text;
+
+	/* Room for "ack ", the line's end and its NUL (ctl_reply_format). */
+	json_buf_reset(b, CTL_REPLY_LONG_MAX - 6);
+	JSON_BUF_LIT(b, "{\"window\":");
+	json_buf_string(b, w->name);
+	JSON_BUF_LIT(b, ",\"calls\":");
+	json_buf_int(b, w->calls);
+	JSON_BUF_LIT(b, ",\"call\":{\"time_ns\":");
+	json_buf_int(b, result->call_ns);
+	JSON_BUF_LIT(b, ",\"counts\":");
+	json_reply_counts(s, keys, result->call, NULL, b);
+	JSON_BUF_LIT(b, ",\"ranges\":");
+	json_reply_ranges(s, result->ranges_at_begin, result->nr_ranges_at_begin, b);
+	JSON_BUF_LIT(b, "},\"total\":{\"time_ns\":");
+	json_buf_int(b, window_open_ns(w));
+	JSON_BUF_LIT(b, ",\"counts\":");
+	json_reply_counts(s, keys, NULL, w->views, b);
+	JSON_BUF_LIT(b, "},\"ranges\":");
+	json_reply_ranges(s, NULL, 0, b);
+	JSON_BUF_LIT(b, "}");
+	text = json_buf_text(b);
+	/* Never a bare "ack" that looks like a reply without counts. */
+	if (!text)
+		snprintf(reason, len, "cannot build the window's counts as JSON: %s",
+			 b->len + 1 >= b->max ? "longer than a reply may be" : "out of memory");
+	return text;
+}
+
+static const char *json_event_type(const struct counter *c)
+{
+	switch (c->def.attr.type) {
+	case PERF_TYPE_HARDWARE: return "hardware";
+	case PERF_TYPE_SOFTWARE: return "software";
+	case PERF_TYPE_TRACEPOINT: return "tracepoint";
+	default: return "other";
+	}
+}
+
+static json_t *json_events(const struct session *s)
+{
+	json_t *events = json_array();
+
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		const struct counter *c = &s->counters[i];
+
+		json_array_append_new(events, json_pack("{s:o, s:s, s:b, s:s, s:o?}",
+			"name", json_text(c->def.name), "type", json_event_type(c),
+			"supported", c->supported, "unit",
+			c->def.is_clock || c->def.tool != EVENT_TOOL_NONE ? "ns" : "",
+			"filter", json_text(c->def.filter)));
+	}
+	return events;
+}
+
+/* One view: the counter's event through a gate ("default" or "window"). */
+static json_t *json_view(const struct view *v, const char *gate, const char *window)
+{
+	struct counter_value value;
+	const char *status;
+
+	view_value((struct view *)v, &value);
+	/* As the text report: a gate opened on a counter that never ran
+	 * shows "<not counted>" there, so "not counted" here. */
+	status = !v->counter->supported ? "not supported" :
+		 v->ever_opened && value.ena && value.run ? "counted" : "not counted";
+	return json_pack("{s:o, s:s, s:o?, s:s, s:I, s:I, s:I}",
+		"event", json_text(v->counter->def.name), "gate", gate, "window", json_text(window),
+		"status", status, "count", (json_int_t)value.val,
+		"time_enabled_ns", (json_int_t)value.ena, "time_running_ns", (json_int_t)value.run);
+}
+
+/* Range views: one per event of every spec of every set. */
+static void json_range_views(const struct session *s, json_t *views)
+{
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		const struct range_set *rs = s->range_sets[i];
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
+				bool ok = range_set_supported(rs, sp, e);
+
+				json_array_append_new(views, json_pack(
+					"{s:o, s:s, s:o, s:s, s:I, s:b}",
+					"event", json_text(range_set_event_name(rs, sp, e)),
+					"gate", "range", "range", json_text(range_set_label(rs, sp)),
+					"status", ok ? "counted" : "not supported",
+					"count", (json_int_t)range_set_value(rs, sp, e),
+					"incomplete", range_set_lost(rs) > 0));
+			}
+		}
+	}
+}
+
+/* Every range set: its specs as written, and what it lost. */
+static json_t *json_ranges(const struct session *s)
+{
+	json_t *ranges = json_array();
+
+	for (size_t i = 0; i < s->nr_range_sets; i++) {
+		const struct range_set *rs = s->range_sets[i];
+
+		for (size_t sp = 0; sp < rs->nr_specs; sp++)
+			json_array_append_new(ranges, json_pack("{s:o, s:o?, s:o, s:b, s:I}",
+				"label", json_text(range_set_label(rs, sp)), "name", json_text(rs->name),
+				"spec", json_text(rs->specs[sp]->text), "unloaded", rs->unloaded,
+				"lost_records", (json_int_t)range_set_lost(rs)));
+	}
+	return ranges;
+}
+
+/* -A, --per-*: the default view's values per key, as the report's rows. */
+static json_t *json_per_key(const struct session *s, struct view *v)
+{
+	const struct aggr_map *m = s->aggr;
+	struct counter_value *sums = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*sums));
+	int *nrs = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*nrs));
+	json_t *keys = json_array();
+
+	if (!sums || !nrs) {
+		free(sums);
+		free(nrs);
+		return keys;
+	}
+	aggr_view_sums(m, v, AGGR_VALUES_TOTAL, sums, nrs);
+	for (size_t k = 0; k < m->nr_keys; k++) {
+		char name[64];
+		const char *status = !v->counter->supported ? "not supported" :
+				     v->ever_opened && nrs[k] && sums[k].ena && sums[k].run ?
+				     "counted" : "not counted";
+
+		aggr_key_name(m, k, name, sizeof(name));
+		json_array_append_new(keys, json_pack("{s:o, s:i, s:s, s:I, s:I, s:I}",
+			"key", json_text(name), "aggregate_number", nrs[k], "status", status,
+			"count", (json_int_t)sums[k].val, "time_enabled_ns", (json_int_t)sums[k].ena,
+			"time_running_ns", (json_int_t)sums[k].run));
+	}
+	free(sums);
+	free(nrs);
+	return keys;
+}
+
+static json_t *json_views(const struct session *s)
+{
+	json_t *views = json_array();
+
+	for (size_t i = 0; i < s->nr_counters; i++) {
+		json_t *view = json_view(&s->default_views[i], "default", NULL);
+
+		if (s->aggr)
+			json_object_set_new(view, "per_key", json_per_key(s, &s->default_views[i]));
+		json_array_append_new(views, view);
+	}
+	for (size_t w = 0; w < s->nr_windows; w++)
+		for (size_t i = 0; i < s->nr_counters; i++)
+			json_array_append_new(views, json_view(&s->windows[w]->views[i], "window",
+							       s->windows[w]->name));
+	json_range_views(s, views);
+	return views;
+}
+
+/* A number, or null for NAN (a quantile with no kept values). */
+static json_t *json_real_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+/* The statistics of one view's (view == nr_views: the wall time's)
+ * per-call values; null for an event the machine lacks. */
+static json_t *json_call_stats(const struct window *w, const struct stats *st, size_t view,
+			       bool supported)
+{
+	if (!supported)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+		"count", (json_int_t)st->n, "min", (json_int_t)st->min,
+		"max", (json_int_t)st->max, "mean", json_real(stats_mean(st)),
+		"stddev", json_real(stats_stddev(st)),
+		"median", json_real_or_null(window_call_quantile(w, view, 0.5)),
+		"p90", json_real_or_null(window_call_quantile(w, view, 0.9)),
+		"p99", json_real_or_null(window_call_quantile(w, view, 0.99)));
+}
+
+static const struct window *sort_window;	/* qsort has no context argument */
+
+static int json_by_begin(const void *a, const void *b)
+{
+	uint64_t x = sort_window->log.begin_ns[*(const size_t *)a];
+	uint64_t y = sort_window->log.begin_ns[*(const size_t *)b];
+
+	return (x > y) - (x < y);
+}
+
+static uint64_t ns_since(const struct timespec *start, uint64_t ns)
+{
+	uint64_t t0 = (uint64_t)start->tv_sec * 1000000000u + (uint64_t)start->tv_nsec;
+
+	return ns > t0 ? ns - t0 : 0;
+}
+
+/* The kept calls, in the order they began: times since the start of the
+ * run, and each event's count. */
+static json_t *json_per_call(const struct session *s, const struct window *w)
+{
+	size_t kept = w->log.kept, *order = calloc(kept ? kept : 1, sizeof(*order));
+	json_t *begin = json_array(), *end = json_array(), *counts = json_object();
+
+	for (size_t r = 0; r < kept; r++)
+		order[r] = r;
+	sort_window = w;
+	qsort(order, kept, sizeof(*order), json_by_begin);
+	for (size_t r = 0; r < kept; r++) {
+		json_array_append_new(begin, json_integer((json_int_t)
+			ns_since(&s->started, w->log.begin_ns[order[r]])));
+		json_array_append_new(end, json_integer((json_int_t)
+			ns_since(&s->started, w->log.end_ns[order[r]])));
+	}
+	for (size_t i = 0; i < w->nr_views; i++) {
+		json_t *values = json_array();
+
+		for (size_t r = 0; r < kept; r++)
+			json_array_append_new(values, json_integer((json_int_t)
+				w->log.values[order[r] * w->nr_views + i]));
+		json_set(counts, s->counters[i].def.name,
+				    s->counters[i].supported ? values : (json_decref(values), json_null()));
+	}
+	free(order);
+	return json_pack("{s:I, s:b, s:o, s:o, s:o}",
+		"kept", (json_int_t)kept, "sampled", kept < w->calls,
+		"begin_ns", begin, "end_ns", end, "counts", counts);
+}
+
+static json_t *json_windows(const struct session *s)
+{
+	json_t *windows = json_array();
+
+	for (size_t i = 0; i < s->nr_windows; i++) {
+		const struct window *w = s->windows[i];
+		json_t *stats = json_null();
+
+		if (w->calls) {
+			json_t *counts = json_object();
+
+			for (size_t v = 0; v < w->nr_views; v++)
+				json_set(counts, s->counters[v].def.name,
+					json_call_stats(w, &w->call_stats[v], v,
+							s->counters[v].supported));
+			stats = json_pack("{s:o, s:o}",
+				"time_ns", json_call_stats(w, &w->time_stats, w->nr_views, true),
+				"counts", counts);
+		}
+		json_array_append_new(windows, json_pack("{s:o, s:I, s:I, s:I, s:o, s:o}",
+			"name", json_text(w->name), "calls", (json_int_t)w->calls,
+			"open_ns", (json_int_t)window_open_ns(w),
+			"open_at_end", (json_int_t)w->open_at_finish,
+			"stats", stats, "per_call", json_per_call(s, w)));
+	}
+	return windows;
+}
+
+/* ---- the -I series ------------------------------------------------------ */
+
+void json_report_interval_begin(struct session *s, uint64_t time_ns)
+{
+	if (!s->opts->json_file)
+		return;
+	if (!s->intervals)
+		s->intervals = json_array();
+	if (json_array_size(s->intervals) >= JSON_REPORT_INTERVALS_MAX) {
+		s->intervals_dropped++;
+		return;
+	}
+	s->interval = json_pack("{s:I, s:{}, s:{}, s:{}}", "time_ns", (json_int_t)time_ns,
+				"default", "windows", "ranges");
+}
+
+/* A row's value in the series: its count, null when its gate stayed shut
+ * or the machine lacks the event. */
+static json_t *json_row_value(const struct report_row *row)
+{
+	return row->status == REPORT_COUNTED && row->enabled_ns ?
+	       json_integer((json_int_t)row->count) : json_null();
+}
+
+void json_report_interval_rows(struct session *s, const char *window,
+			       const struct report_row *rows, size_t n)
+{
+	json_t *into;
+
+	if (!s->interval)
+		return;
+	/* Our own reference: json_set drops the value if it fails. */
+	into = json_incref(json_object_get(s->interval, "default"));
+	if (window) {
+		json_decref(into);
+		into = json_object();
+		json_set(json_object_get(s->interval, "windows"), window, json_incref(into));
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *key = NULL;
+
+		if (!rows[i].range) {
+			json_set(into, rows[i].event, json_row_value(&rows[i]));
+			continue;
+		}
+		if (asprintf(&key, "%s@%s", rows[i].event, rows[i].range) < 0)
+			continue;
+		json_set(json_object_get(s->interval, "ranges"), key, json_row_value(&rows[i]));
+		free(key);
+	}
+	json_decref(into);
+}
+
+void json_report_interval_end(struct session *s)
+{
+	if (!s->interval)
+		return;
+	json_array_append_new(s->intervals, s->interval);
+	s->interval = NULL;
+}
+
+/* "SIGINT", "SIGHUP", ... (the signal that ended the run), "stop", or null
+ * (the workload ended): fixed names, whatever the locale. */
+static const char *json_ended_by(const struct session *s, char *buf, size_t size)
+{
+	if (s->exit_signal)
+		return signals_name(s->exit_signal, buf, size);
+	return s->stop_channel ? "stop" : NULL;
+}
+
+static json_t *json_run(const struct session *s, int exit_code)
+{
+	json_t *command = json_array();
+	char signal_name[32];
+	uint64_t elapsed = (uint64_t)(s->ended.tv_sec - s->started.tv_sec) * 1000000000u +
+			   (uint64_t)s->ended.tv_nsec - (uint64_t)s->started.tv_nsec;
+
+	for (int i = 0; i < s->opts->nr_workload; i++)
+		json_array_append_new(command, json_text(s->opts->workload[i]));
+	return json_pack("{s:o, s:o, s:b, s:I, s:i, s:s?}",
+		"target", json_text(s->target), "command", command,
+		"system_wide", s->opts->system_wide || s->opts->cpu_list,
+		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
+		"ended_by", json_ended_by(s, signal_name, sizeof(signal_name)));
+}
+
+void json_report_free(struct session *s)
+{
+	json_decref(s->interval);
+	json_decref(s->intervals);
+	s->interval = s->intervals = NULL;
+	json_buf_free(&s->reply);
+	free(s->reply_keys);
+	s->reply_keys = NULL;
+}
+
+/*
+ * --json-file is checked and created when the run starts, so that a path
+ * that cannot be written fails before anything is counted, and written at
+ * the end atomically: a regular file (or a new one) through a temporary
+ * file in the same directory, renamed over it; a FIFO or a device
+ * (/dev/stdout) in place, through an output that never blocks.
+ */
+/* What a link at PATH names (malloc'd): the file is replaced, never the
+ * link.  A dangling link names the file it will be. */
+static char *json_link_target(const char *path)
+{
+	char *target = realpath(path, NULL), link[PATH_MAX], *copy, *out = NULL;
+	ssize_t n;
+
+	if (target)
+		return target;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return strdup(path);
+	link[n] = '\0';
+	if (link[0] == '/')
+		return strdup(link);
+	copy = strdup(path);
+	if (copy && asprintf(&out, "%s/%s", dirname(copy), link) < 0)
+		out = NULL;
+	free(copy);
+	return out;
+}
+
+int json_report_open(struct session *s, const char *path)
+{
+	struct stat st, lst;
+	char *copy = NULL, *dir = NULL;
+	mode_t mask, mode;
+	int exists;
+
+	if (output_check_path(path, "--json-file"))
+		return -1;
+	exists = stat(path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode)) {
+		log_error("cannot write --json-file '%s': %s", path, strerror(EISDIR));
+		return -1;
+	}
+	if (exists && !S_ISREG(st.st_mode))
+		return output_open_path(&s->json_out, path, false, "--json-file");
+	if (exists && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0) {
+		log_error("cannot write --json-file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	/* A link that may be followed is written through: the file it
+	 * names is replaced, not the link. */
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+		s->json_target = json_link_target(path);
+	else
+		s->json_target = strdup(path);
+	copy = s->json_target ? strdup(s->json_target) : NULL;
+	if (copy)
+		dir = dirname(copy);
+	if (!copy || asprintf(&s->json_tmp_path, "%s/.%s.XXXXXX", dir,
+			      basename(s->json_target)) < 0) {
+		free(copy);
+		s->json_tmp_path = NULL;
+		log_error("cannot write --json-file '%s': %s", path, strerror(ENOMEM));
+		return -1;
+	}
+	s->json_tmp_fd = mkostemp(s->json_tmp_path, O_CLOEXEC);
+	if (s->json_tmp_fd < 0) {
+		log_error("cannot write --json-file '%s': cannot create a file in '%s': %s", path,
+			  dir, strerror(errno));
+		free(copy);
+		free(s->json_tmp_path);
+		s->json_tmp_path = NULL;
+		return -1;
+	}
+	free(copy);
+	/* As a file fopen() creates, or the file it replaces. */
+	mask = umask(0);
+	umask(mask);
+	mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
+	fchmod(s->json_tmp_fd, mode);
+	return 0;
+}
+
+void json_report_discard(struct session *s)
+{
+	if (s->json_tmp_fd >= 0) {
+		close(s->json_tmp_fd);
+		unlink(s->json_tmp_path);
+	}
+	s->json_tmp_fd = -1;
+	free(s->json_tmp_path);
+	free(s->json_target);
+	s->json_tmp_path = s->json_target = NULL;
+	output_close(&s->json_out);
+}
+
+/* The document into the temporary file, then renamed over the target. */
+static int json_report_commit(struct session *s, const char *path, json_t *doc)
+{
+	int fd = s->json_tmp_fd, err = 0;
+
+	s->json_tmp_fd = -1;
+	if (json_dumpfd(doc, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		err = errno ? errno : EIO;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && rename(s->json_tmp_path, s->json_target) < 0)
+		err = errno;
+	if (err) {
+		unlink(s->json_tmp_path);
+		log_error("cannot write --json-file '%s': %s", path, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+int json_report_write(struct session *s, int exit_code)
+{
+	const char *path = s->opts->json_file;
+	json_error_t error;
+	json_t *doc;
+	char *text;
+	int rc;
+
+	errno = 0;
+	if (!s->intervals)
+		s->intervals = json_array();
+	doc = json_pack_ex(&error, 0, "{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o, s:O, s:I}",
+		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
+		"run", json_run(s, exit_code),
+		"events", json_events(s),
+		"views", json_views(s),
+		"windows", json_windows(s),
+		"ranges", json_ranges(s),
+		"intervals", s->intervals,
+		"intervals_dropped", (json_int_t)s->intervals_dropped);
+	/* -r: every run's values; the rest of the document is the last run's. */
+	if (doc && s->repeat)
+		json_object_set_new(doc, "repeat", repeat_json(s->repeat));
+	if (!doc) {
+		log_error("cannot write --json-file '%s': cannot build the document: %s", path,
+			  error.text);
+		return -1;
+	}
+	if (s->json_tmp_fd >= 0) {
+		rc = json_report_commit(s, path, doc);
+	} else {
+		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		rc = text ? 0 : -1;
+		if (text)
+			output_write(&s->json_out, text, strlen(text));
+		free(text);
+		if (output_finish(&s->json_out))
+			rc = -1;
+	}
+	json_decref(doc);
+	return rc;
+}
