@@ -190,6 +190,39 @@ static int parse_long(const char *opt, const char *value, long min, long max, lo
 	return 0;
 }
 
+/* Out of memory while parsing: the run cannot start. */
+static int no_memory(void)
+{
+	log_error("out of memory");
+	return -1;
+}
+
+/* An option's string value, replacing the one a former use gave. */
+static int set_string(char **slot, const char *arg)
+{
+	char *copy = strdup(arg);
+
+	if (!copy)
+		return no_memory();
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+/* Room for one more element of *array (of *nr, each size bytes), zeroed;
+ * NULL when out of memory, the array then unchanged. */
+static void *grow_one(void *array_ptr, size_t *nr, size_t size)
+{
+	void **array = array_ptr;
+	char *grown = realloc(*array, (*nr + 1) * size);
+
+	if (!grown)
+		return NULL;
+	*array = grown;
+	memset(grown + *nr * size, 0, size);
+	return grown + (*nr)++ * size;
+}
+
 static int parse_fd(const char *opt, const char *value, int *fd)
 {
 	long v;
@@ -203,14 +236,15 @@ static int parse_fd(const char *opt, const char *value, int *fd)
 static struct event_spec *new_event_spec(struct options *opts, const char *arg, size_t offset,
 					 size_t len)
 {
-	struct event_spec *spec;
+	struct event_spec *spec = grow_one(&opts->events, &opts->nr_events, sizeof(*spec));
 
-	opts->events = realloc(opts->events, (opts->nr_events + 1) * sizeof(*spec));
-	spec = &opts->events[opts->nr_events++];
-	memset(spec, 0, sizeof(*spec));
+	if (!spec)
+		return NULL;
 	spec->name = strndup(arg + offset, len);
 	spec->arg = strdup(arg);
 	spec->offset = offset;
+	if (!spec->name || !spec->arg)
+		return NULL;	/* options_free() frees what was made */
 	return spec;
 }
 
@@ -229,10 +263,8 @@ static int add_events(struct options *opts, const char *list)
 		log_caret(list, 0, "empty event list in -e");
 		return -1;
 	}
-	if (!strchr(list, '@')) {
-		new_event_spec(opts, list, 0, strlen(list));
-		return 0;
-	}
+	if (!strchr(list, '@'))
+		return new_event_spec(opts, list, 0, strlen(list)) ? 0 : no_memory();
 	for (p = list;; p++) {
 		if (*p == '(' || *p == '{')
 			depth++;
@@ -243,7 +275,9 @@ static int add_events(struct options *opts, const char *list)
 				log_caret(list, (size_t)(p - list), "empty event name in -e");
 				return -1;
 			}
-			new_event_spec(opts, list, (size_t)(start - list), (size_t)(p - start));
+			if (!new_event_spec(opts, list, (size_t)(start - list),
+					    (size_t)(p - start)))
+				return no_memory();
 			start = p + 1;
 		}
 		if (*p == '\0')
@@ -258,7 +292,11 @@ static int add_pfm_events(struct options *opts, const char *list)
 		log_caret(list, 0, "empty event list in --pfm-events");
 		return -1;
 	}
-	new_event_spec(opts, list, 0, strlen(list))->pfm = true;
+	struct event_spec *spec = new_event_spec(opts, list, 0, strlen(list));
+
+	if (!spec)
+		return no_memory();
+	spec->pfm = true;
 	return 0;
 }
 
@@ -272,19 +310,15 @@ static int set_filter(struct options *opts, const char *filter)
 		return -1;
 	}
 	last = &opts->events[opts->nr_events - 1];
-	free(last->filter);
-	last->filter = strdup(filter);
-	return 0;
+	return set_string(&last->filter, filter);
 }
 
 static struct control_spec *new_control(struct options *opts)
 {
-	struct control_spec *c;
+	struct control_spec *c = grow_one(&opts->controls, &opts->nr_controls, sizeof(*c));
 
-	opts->controls = realloc(opts->controls, (opts->nr_controls + 1) * sizeof(*c));
-	c = &opts->controls[opts->nr_controls++];
-	memset(c, 0, sizeof(*c));
-	c->ctl_fd = c->ack_fd = -1;
+	if (c)
+		c->ctl_fd = c->ack_fd = -1;
 	return c;
 }
 
@@ -305,15 +339,20 @@ static int add_control(struct options *opts, const char *value)
 		return bad_value("--control", value, (size_t)(rest - value), "missing control channel");
 	comma = strchr(rest, ',');
 	c = new_control(opts);
+	if (!c)
+		return no_memory();
 	c->is_fifo = fifo;
 	if (fifo) {
-		c->ctl_path = comma ? strndup(rest, (size_t)(comma - rest)) : strdup(rest);
 		if (comma && comma[1] == '\0')
 			return bad_value("--control", value, (size_t)(comma + 1 - value), "missing ack FIFO after ','");
+		c->ctl_path = comma ? strndup(rest, (size_t)(comma - rest)) : strdup(rest);
 		c->ack_path = comma ? strdup(comma + 1) : NULL;
-		return 0;
+		return c->ctl_path && (!comma || c->ack_path) ? 0 : no_memory();
 	}
 	char *ctl = comma ? strndup(rest, (size_t)(comma - rest)) : strdup(rest);
+
+	if (!ctl)
+		return no_memory();
 	int rc = parse_fd("--control", ctl, &c->ctl_fd);
 
 	free(ctl);
@@ -330,7 +369,8 @@ static struct control_spec *seed_control(struct options *opts)
 			return &opts->controls[i];
 	struct control_spec *c = new_control(opts);
 
-	c->seed_spelling = true;
+	if (c)
+		c->seed_spelling = true;
 	return c;
 }
 
@@ -347,30 +387,35 @@ static int parse_pages(struct options *opts, const char *arg)
 	return 0;
 }
 
+/* One of two words, stored as 1 or 2 (0 stays "not given"). */
+static int parse_choice(const char *opt, const char *arg, const char *first,
+			const char *second, int *out)
+{
+	char why[96];
+
+	if (strcmp(arg, first) == 0)
+		*out = 1;
+	else if (strcmp(arg, second) == 0)
+		*out = 2;
+	else {
+		snprintf(why, sizeof(why), "expected '%s' or '%s'", first, second);
+		return bad_value(opt, arg, 0, why);
+	}
+	return 0;
+}
+
 /* Where range state lives; without the option, per CPU when every trigger
  * fires in CPU context (irq, softirq, timers), else per thread. */
 static int parse_range_scope(struct options *opts, const char *arg)
 {
-	if (strcmp(arg, "thread") == 0)
-		opts->range_scope = 1;
-	else if (strcmp(arg, "cpu") == 0)
-		opts->range_scope = 2;
-	else
-		return bad_value("--range-scope", arg, 0, "expected 'thread' or 'cpu'");
-	return 0;
+	return parse_choice("--range-scope", arg, "thread", "cpu", &opts->range_scope);
 }
 
 /* Where ranges are counted; without the option, in BPF when the kernel
  * allows it and the set fits, else from samples (perfgate-ranges(7)). */
 static int parse_range_backend(struct options *opts, const char *arg)
 {
-	if (strcmp(arg, "bpf") == 0)
-		opts->range_backend = 1;
-	else if (strcmp(arg, "sample") == 0)
-		opts->range_backend = 2;
-	else
-		return bad_value("--range-backend", arg, 0, "expected 'bpf' or 'sample'");
-	return 0;
+	return parse_choice("--range-backend", arg, "bpf", "sample", &opts->range_backend);
 }
 
 /* Label names perfgate's own metrics use (docs/metrics.md), and "job",
@@ -410,12 +455,12 @@ static int add_metrics_label(struct options *opts, const char *arg)
 		if (strlen(opts->metrics_labels[i].name) == len &&
 		    strncmp(arg, opts->metrics_labels[i].name, len) == 0)
 			return bad_value("--metrics-label", arg, 0, "label given twice");
-	opts->metrics_labels = realloc(opts->metrics_labels,
-				       (opts->nr_metrics_labels + 1) * sizeof(*l));
-	l = &opts->metrics_labels[opts->nr_metrics_labels++];
+	l = grow_one(&opts->metrics_labels, &opts->nr_metrics_labels, sizeof(*l));
+	if (!l)
+		return no_memory();
 	l->name = strndup(arg, len);
 	l->value = strdup(eq + 1);
-	return 0;
+	return l->name && l->value ? 0 : no_memory();
 }
 
 /* node_exporter's textfile collector reads only files named *.prom. */
@@ -428,9 +473,7 @@ static int set_metrics_textfile(struct options *opts, const char *arg)
 	if (len < 5 || strcmp(arg + len - 5, ".prom") != 0 || strlen(base) <= 5)
 		return bad_value("--metrics-textfile", arg, len,
 				 "the file name must end in .prom (node_exporter reads only those)");
-	free(opts->metrics_textfile);
-	opts->metrics_textfile = strdup(arg);
-	return 0;
+	return set_string(&opts->metrics_textfile, arg);
 }
 
 /* -r N: 1 <= N <= REPEAT_RUNS_MAX.  perf takes 0 for "repeat forever",
@@ -524,7 +567,33 @@ static bool is_perf_data_command(const char *word)
 	return true;
 }
 
-static int parse_one(struct options *opts, int opt, const char *arg)
+/* What parse_one's helpers return for an option that is not theirs. */
+#define NOT_MINE 1
+
+/* --ctl-fd and --ctl-fd-ack: the one channel perf's spelling makes. */
+static int parse_seed_fd(struct options *opts, const char *opt, const char *arg, bool ack)
+{
+	struct control_spec *c = seed_control(opts);
+
+	if (!c)
+		return no_memory();
+	return parse_fd(opt, arg, ack ? &c->ack_fd : &c->ctl_fd);
+}
+
+/* -G: one cgroup for the whole run. */
+static int parse_cgroup(struct options *opts, const char *arg)
+{
+	if (*arg == '\0')
+		return bad_value("-G", arg, 0, "empty cgroup name");
+	if (strchr(arg, ','))
+		return bad_value("-G", arg, (size_t)(strchr(arg, ',') - arg),
+				 "one cgroup for all events; a cgroup per event "
+				 "(-G A,B) is not supported");
+	return set_string(&opts->cgroup, arg);
+}
+
+/* What is counted, where, and when: events, targets, control, intervals. */
+static int parse_counting_option(struct options *opts, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'M': return refuse_metrics("-M/--metrics");
@@ -533,46 +602,54 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	case OPT_FILTER: return set_filter(opts, arg);
 	case OPT_PFM_EVENTS: return add_pfm_events(opts, arg);
 	case 'a': opts->system_wide = true; return 0;
-	case 'C': free(opts->cpu_list); opts->cpu_list = strdup(arg); return 0;
-	case 'p': free(opts->pid_list); opts->pid_list = strdup(arg); return 0;
-	case 't': free(opts->tid_list); opts->tid_list = strdup(arg); return 0;
+	case 'C': return set_string(&opts->cpu_list, arg);
+	case 'p': return set_string(&opts->pid_list, arg);
+	case 't': return set_string(&opts->tid_list, arg);
+	case 'G': return parse_cgroup(opts, arg);
 	case 'i': opts->no_inherit = true; return 0;
 	case 'n': opts->null_run = true; return 0;
-	case 'B': opts->no_big_num = false; return 0;
-	case OPT_NO_BIG_NUM: opts->no_big_num = true; return 0;
 	case 'D': return parse_long("-D", arg, -1, INT_MAX, &opts->delay_ms);
 	case OPT_CONTROL: return add_control(opts, arg);
-	case OPT_CTL_FD: return parse_fd("--ctl-fd", arg, &seed_control(opts)->ctl_fd);
-	case OPT_CTL_FD_ACK: return parse_fd("--ctl-fd-ack", arg, &seed_control(opts)->ack_fd);
+	case OPT_CTL_FD: return parse_seed_fd(opts, "--ctl-fd", arg, false);
+	case OPT_CTL_FD_ACK: return parse_seed_fd(opts, "--ctl-fd-ack", arg, true);
 	case OPT_CONTROL_SHARED: opts->control_shared = true; return 0;
 	/* As perf 6.1: any period of 1 ms or more, and 0 for none. */
 	case 'I': return parse_long("-I", arg, 0, INT_MAX, &opts->interval_ms);
 	case OPT_INTERVAL_COUNT:
 		return parse_long("--interval-count", arg, 1, LONG_MAX, &opts->interval_count);
-	case OPT_SUMMARY: opts->summary = true; return 0;
-	case OPT_NO_CSV_SUMMARY: opts->no_csv_summary = true; return 0;
-	case 'q': opts->quiet = true; return 0;
-	case 'v': opts->verbose++; return 0;
-	case 'x': free(opts->csv_sep); opts->csv_sep = strdup(arg); return check_separator(arg);
-	case 'j': opts->json = true; return 0;
-	case 'o': free(opts->output_path); opts->output_path = strdup(arg); return 0;
-	case OPT_APPEND: opts->append = true; return 0;
-	case OPT_LOG_FD: return parse_fd("--log-fd", arg, &opts->log_fd);
-	case OPT_JSON_FILE: free(opts->json_file); opts->json_file = strdup(arg); return 0;
 	case 'm': return parse_pages(opts, arg);
 	case OPT_RANGE_SCOPE: return parse_range_scope(opts, arg);
 	case OPT_RANGE_BACKEND: return parse_range_backend(opts, arg);
 	case OPT_CALL_VALUES:
 		return parse_long("--call-values", arg, 0, CALL_VALUES_MAX, &opts->call_values);
 	case 'r': return parse_repeat(opts, arg);
-	case OPT_METRICS_LISTEN:
-		free(opts->metrics_listen); opts->metrics_listen = strdup(arg); return 0;
+	}
+	return NOT_MINE;
+}
+
+/* How the counts are reported: formats, files, aggregation, metrics. */
+static int parse_report_option(struct options *opts, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'B': opts->no_big_num = false; return 0;
+	case OPT_NO_BIG_NUM: opts->no_big_num = true; return 0;
+	case OPT_SUMMARY: opts->summary = true; return 0;
+	case OPT_NO_CSV_SUMMARY: opts->no_csv_summary = true; return 0;
+	case 'q': opts->quiet = true; return 0;
+	case 'v': opts->verbose++; return 0;
+	case 'x': return set_string(&opts->csv_sep, arg) ? -1 : check_separator(arg);
+	case 'j': opts->json = true; return 0;
+	case 'o': return set_string(&opts->output_path, arg);
+	case OPT_APPEND: opts->append = true; return 0;
+	case OPT_LOG_FD: return parse_fd("--log-fd", arg, &opts->log_fd);
+	case OPT_JSON_FILE: return set_string(&opts->json_file, arg);
+	case OPT_METRICS_LISTEN: return set_string(&opts->metrics_listen, arg);
 	case OPT_METRICS_TEXTFILE: return set_metrics_textfile(opts, arg);
-	case OPT_METRICS_PUSH: free(opts->metrics_push); opts->metrics_push = strdup(arg); return 0;
+	case OPT_METRICS_PUSH: return set_string(&opts->metrics_push, arg);
 	case OPT_METRICS_JOB:
 		if (*arg == '\0')
 			return bad_value("--metrics-job", arg, 0, "empty job name");
-		free(opts->metrics_job); opts->metrics_job = strdup(arg); return 0;
+		return set_string(&opts->metrics_job, arg);
 	case OPT_METRICS_LABEL: return add_metrics_label(opts, arg);
 	case 'A': return set_aggr(opts, AGGR_NONE, "-A/--no-aggr");
 	case OPT_PER_THREAD: return set_aggr(opts, AGGR_THREAD, "--per-thread");
@@ -584,16 +661,17 @@ static int parse_one(struct options *opts, int opt, const char *arg)
 	 * boxes, hybrid cores) into one row; perfgate opens each event on
 	 * one PMU, so its rows are perf's unmerged rows already. */
 	case OPT_NO_MERGE: return 0;
-	case 'G':
-		if (*arg == '\0')
-			return bad_value("-G", arg, 0, "empty cgroup name");
-		if (strchr(arg, ','))
-			return bad_value("-G", arg, (size_t)(strchr(arg, ',') - arg),
-					 "one cgroup for all events; a cgroup per event "
-					 "(-G A,B) is not supported");
-		free(opts->cgroup); opts->cgroup = strdup(arg); return 0;
 	}
-	return -1;
+	return NOT_MINE;
+}
+
+static int parse_one(struct options *opts, int opt, const char *arg)
+{
+	int rc = parse_counting_option(opts, opt, arg);
+
+	if (rc == NOT_MINE)
+		rc = parse_report_option(opts, opt, arg);
+	return rc == NOT_MINE ? -1 : rc;
 }
 
 /* Aggregation modes and -G need a target that has what they split by:
