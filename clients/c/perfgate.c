@@ -69,6 +69,11 @@
 #include "proto/ctl_lock.h"
 #include "proto/ctl_proto.h"
 
+/* The public header promises room for any short reply without including
+ * the protocol's header: the two limits are one. */
+_Static_assert(PERFGATE_REPLY_MAX == CTL_REPLY_MAX,
+	       "PERFGATE_REPLY_MAX is the protocol's CTL_REPLY_MAX");
+
 struct perfgate {
 	bool inert;
 	int ctl_fd, ack_fd;	/* our own close-on-exec, non-blocking fds */
