@@ -11,7 +11,7 @@
 #include "agent/commands.h"
 #include "agent/report/json_report.h"
 #include "agent/session.h"
-#include "agent/session_ranges.h"
+#include "agent/ranges/range_registry.h"
 #include "agent/report/session_rows.h"
 #include "proto/ctl_proto.h"
 
@@ -47,7 +47,7 @@ static void commands_window(struct session *s, struct control_channel *ch,
 {
 	char reason[CTL_REPLY_MAX];
 
-	session_ranges_drain(s);	/* counters the ranges back are read as of now */
+	range_registry_drain(s->ranges);	/* counters the ranges back are read as of now */
 	if (commands_set_default_window(s, cmd->name, cmd->kind == CTL_CMD_ENABLE)) {
 		control_reply(ch, true, NULL);
 		return;
@@ -89,8 +89,8 @@ static void commands_window_begin(struct session *s, struct control_channel *ch,
 		control_reply(ch, false, reason);
 		return;
 	}
-	session_ranges_drain(s);
-	ranges = session_ranges_values(s, &nr_ranges);
+	range_registry_drain(s->ranges);
+	ranges = range_registry_values(s->ranges, &nr_ranges);
 	if (!w)
 		w = session_window(s, cmd->name, true);
 	if (!w || window_begin(w, ranges, nr_ranges)) {
@@ -115,7 +115,7 @@ static void commands_window_end(struct session *s, struct control_channel *ch,
 
 	/* Before the views close: an event the ranges count is read from
 	 * their sums as of this drain, as the range values of the reply. */
-	session_ranges_drain(s);
+	range_registry_drain(s->ranges);
 	if (!w || window_end(w, &result)) {
 		snprintf(reason, sizeof(reason), "window '%s' is not open", cmd->name);
 		control_reply(ch, false, reason);
@@ -143,9 +143,10 @@ static void commands_range(struct session *s, struct control_channel *ch,
 		return;
 	}
 	if (cmd->kind == CTL_CMD_RANGE_LOAD)
-		rc = session_ranges_load(s, cmd->name, cmd->spec, reason, sizeof(reason));
+		rc = range_registry_load(s->ranges, s->has_workload ? s->workload.pid : -1, s->base,
+					 cmd->name, cmd->spec, reason, sizeof(reason));
 	else
-		rc = session_ranges_unload(s, cmd->name, reason, sizeof(reason));
+		rc = range_registry_unload(s->ranges, cmd->name, reason, sizeof(reason));
 	control_reply(ch, rc == 0, rc == 0 ? NULL : reason);
 }
 

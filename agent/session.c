@@ -25,15 +25,15 @@
 #include "agent/metrics/metrics.h"
 #include "agent/report/repeat.h"
 #include "agent/session.h"
-#include "agent/session_ranges.h"
+#include "agent/ranges/range_registry.h"
 #include "agent/report/session_rows.h"
 #include "agent/base/signals.h"
 #include "agent/count/target.h"
 
 /* The plain -e events (or perf stat's default set when there is no -e at
  * all), each one counter with its default view; a -e list may give many
- * (a group, a pattern's matches).  Range specs are session_ranges'
- * business. */
+ * (a group, a pattern's matches).  Range specs are the range
+ * registry's business. */
 static int session_resolve_events(struct session *s)
 {
 	const struct options *opts = s->opts;
@@ -41,7 +41,7 @@ static int session_resolve_events(struct session *s)
 	size_t n = 0;
 
 	for (size_t i = 0; i < opts->nr_events; i++) {
-		if (session_ranges_is_spec(&opts->events[i]))
+		if (range_registry_is_spec(&opts->events[i]))
 			continue;
 		if (events_resolve(&opts->events[i], &defs, &n))
 			goto fail;
@@ -65,7 +65,7 @@ static int session_resolve_events(struct session *s)
 	}
 	s->nr_counters = n;
 	free(defs);
-	return session_ranges_parse(s);
+	return range_registry_parse(s->ranges);
 fail:
 	for (size_t i = 0; i < n; i++)
 		events_def_free(&defs[i]);
@@ -169,6 +169,11 @@ int session_init(struct session *s, const struct options *opts, struct repeat *r
 	s->target = target_describe(opts);
 	/* A client that goes away must never kill the agent. */
 	signal(SIGPIPE, SIG_IGN);
+	s->ranges = range_registry_new(opts);
+	if (!s->ranges) {
+		log_error("out of memory");
+		return -1;
+	}
 	if (session_resolve_events(s) || session_open_output(s) ||
 	    (opts->json_file && json_report_open(s, opts->json_file)))
 		return -1;
@@ -386,7 +391,7 @@ static int session_open_channels(struct session *s)
  */
 static void session_open_default_window(struct session *s, bool at_exec, bool at_start)
 {
-	session_ranges_drain(s);	/* counters the ranges back are read as of now */
+	range_registry_drain(s->ranges);	/* counters the ranges back are read as of now */
 	counter_batch_begin();
 	for (size_t i = 0; i < s->nr_counters; i++) {
 		if (at_exec || (at_start && s->counters[i].backing))
@@ -532,7 +537,7 @@ int session_start(struct session *s)
 
 	int child_fds[3];
 
-	if (opts->cgroup && s->nr_startup_specs) {
+	if (opts->cgroup && range_registry_has_startup_specs(s->ranges)) {
 		log_error("-G/--cgroup cannot be combined with range specs (EVENTS@GATE) yet");
 		return -1;
 	}
@@ -554,7 +559,8 @@ int session_start(struct session *s)
 	}
 	if (opts->verbose && s->repeat)	/* on the report's output, as perf */
 		fprintf(s->out, "[ perf stat: executing run #%u ... ]\n", s->repeat->runs_done + 1);
-	if (session_ranges_open(s) ||
+	if (range_registry_open(s->ranges, s->counters, s->nr_counters,
+				s->has_workload ? s->workload.pid : -1, s->base) ||
 	    session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
 	    session_watch_targets(s) || metrics_start(s))
 		return -1;
@@ -672,7 +678,8 @@ static void session_free(struct session *s)
 		events_def_free(&s->counters[i].def);
 	}
 	aggr_map_free(s->aggr);
-	session_ranges_free(s);
+	range_registry_free(s->ranges);
+	s->ranges = NULL;
 	json_report_free(s);
 	if (s->base)
 		event_base_free(s->base);
@@ -711,7 +718,7 @@ int session_finish(struct session *s)
 	int code = 0;
 
 	/* The workload is reaped: every thread left its final record. */
-	session_ranges_finish(s);
+	range_registry_finish(s->ranges);
 	session_end_tools(s);
 	session_close_windows(s);
 	if (s->has_workload)
@@ -741,7 +748,7 @@ int session_finish(struct session *s)
 	fflush(s->out);
 	if (last && s->opts->json_file && json_report_write(s, code) && !code)
 		code = 1;
-	session_ranges_warn_lost(s);
+	range_registry_warn_lost(s->ranges);
 	/* The report reaches its reader, or the run says it did not. */
 	if (output_finish(&s->output) && !code)
 		code = 1;

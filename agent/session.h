@@ -25,8 +25,7 @@
 
 struct event_base;
 struct event;
-struct range_spec;
-struct range_set;
+struct range_registry;
 struct metrics;
 struct aggr_map;
 struct repeat;
@@ -39,10 +38,7 @@ struct session {
 	size_t nr_counters;
 	struct aggr_map *aggr;		/* -A, --per-*: the report's keys, or NULL */
 
-	struct range_spec **startup_specs;	/* -e ranges, until their set owns them */
-	size_t nr_startup_specs;
-	struct range_set **range_sets;	/* start-up set first, then "range load"s */
-	size_t nr_range_sets;
+	struct range_registry *ranges;	/* range sets: start-up, then "range load"s */
 
 	struct window **windows;	/* named windows, in order of first begin */
 	size_t nr_windows;

@@ -18,7 +18,7 @@
 #include "agent/metrics/metrics_expo.h"
 #include "agent/ranges/range_set.h"
 #include "agent/session.h"
-#include "agent/session_ranges.h"
+#include "agent/ranges/range_registry.h"
 
 /* One view, as the count families show it. */
 struct expo_row {
@@ -188,10 +188,10 @@ static struct expo_row *expo_collect(struct session *s, size_t *nr)
 	for (size_t w = 0; w < s->nr_windows; w++)
 		expo_collect_views(s, s->windows[w]->views, "window", s->windows[w]->name,
 				   &rows, nr);
-	for (size_t i = 0; i < s->nr_range_sets; i++) {
-		const struct range_set *rs = s->range_sets[i];
+	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
+		const struct range_set *rs = range_registry_set(s->ranges, i);
 
-		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
 				const struct event_def *def = range_set_event(rs, sp, e);
 				struct expo_row r = {
@@ -307,7 +307,7 @@ void metrics_expo_render(struct session *s, enum metrics_format format,
 	size_t nr;
 
 	/* The range values of the sample backend wait in ring buffers. */
-	session_ranges_drain(s);
+	range_registry_drain(s->ranges);
 	rows = expo_collect(s, &nr);
 
 	expo_family(&x, "perfgate_count", "counter", NULL,

@@ -343,6 +343,31 @@ void range_set_read_member(struct range_set *rs, size_t member, struct counter_v
 		range_groups_read_member(rs->groups, member, &value->val, &value->ena, &value->run);
 }
 
+const char *range_set_name(const struct range_set *rs)
+{
+	return rs->name;
+}
+
+bool range_set_is_unloaded(const struct range_set *rs)
+{
+	return rs->unloaded;
+}
+
+size_t range_set_nr_specs(const struct range_set *rs)
+{
+	return rs->nr_specs;
+}
+
+const char *range_set_spec_text(const struct range_set *rs, size_t spec)
+{
+	return rs->specs[spec]->text;
+}
+
+uint64_t *range_set_interval_base(struct range_set *rs, size_t spec, size_t e)
+{
+	return &rs->interval_base[spec * (rs->nr_events + 1) + e];
+}
+
 size_t range_set_nr_events(const struct range_set *rs, size_t spec)
 {
 	return rs->specs[spec]->nevents;

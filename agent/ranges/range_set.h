@@ -110,6 +110,13 @@ bool range_set_member_supported(const struct range_set *rs, size_t member);
 /* Is the set counted by the BPF backend (else by samples)? */
 bool range_set_is_bpf(const struct range_set *rs);
 
+/* The "range load" NAME, or NULL for the start-up set. */
+const char *range_set_name(const struct range_set *rs);
+/* Has the set been unloaded ("range unload")?  Its totals stay. */
+bool range_set_is_unloaded(const struct range_set *rs);
+/* The set's specs, one view each; spec s as written. */
+size_t range_set_nr_specs(const struct range_set *rs);
+const char *range_set_spec_text(const struct range_set *rs, size_t spec);
 /* A view row: spec s, its event e. */
 size_t range_set_nr_events(const struct range_set *rs, size_t spec);
 const struct event_def *range_set_event(const struct range_set *rs, size_t spec, size_t e);
@@ -120,6 +127,8 @@ uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e);
 const char *range_set_label(const struct range_set *rs, size_t spec);
 /* The event's name as written in the spec. */
 const char *range_set_event_name(const struct range_set *rs, size_t spec, size_t e);
+/* The row's value at the last interval line, for the report to keep. */
+uint64_t *range_set_interval_base(struct range_set *rs, size_t spec, size_t e);
 /* Records lost (sample) or hits not accounted (BPF): views incomplete. */
 uint64_t range_set_lost(const struct range_set *rs);
 

@@ -18,6 +18,7 @@
 #include "agent/report/json_report.h"
 #include "agent/base/log.h"
 #include "agent/report/report.h"
+#include "agent/ranges/range_registry.h"
 #include "agent/ranges/range_set.h"
 #include "agent/report/repeat.h"
 #include "agent/session.h"
@@ -145,10 +146,10 @@ static void json_reply_ranges(const struct session *s, const uint64_t *at_begin,
 	size_t k = 0;
 
 	json_buf_raw(b, "{", 1);
-	for (size_t i = 0; i < s->nr_range_sets; i++) {
-		const struct range_set *rs = s->range_sets[i];
+	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
+		const struct range_set *rs = range_registry_set(s->ranges, i);
 
-		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
 				uint64_t value = range_set_value(rs, sp, e);
 
@@ -251,10 +252,10 @@ static json_t *json_view(const struct view *v, const char *gate, const char *win
 /* Range views: one per event of every spec of every set. */
 static void json_range_views(const struct session *s, json_t *views)
 {
-	for (size_t i = 0; i < s->nr_range_sets; i++) {
-		const struct range_set *rs = s->range_sets[i];
+	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
+		const struct range_set *rs = range_registry_set(s->ranges, i);
 
-		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
 				bool ok = range_set_supported(rs, sp, e);
 
@@ -275,13 +276,13 @@ static json_t *json_ranges(const struct session *s)
 {
 	json_t *ranges = json_array();
 
-	for (size_t i = 0; i < s->nr_range_sets; i++) {
-		const struct range_set *rs = s->range_sets[i];
+	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
+		const struct range_set *rs = range_registry_set(s->ranges, i);
 
-		for (size_t sp = 0; sp < rs->nr_specs; sp++)
+		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++)
 			json_array_append_new(ranges, json_pack("{s:o, s:o?, s:o, s:b, s:I}",
-				"label", json_text(range_set_label(rs, sp)), "name", json_text(rs->name),
-				"spec", json_text(rs->specs[sp]->text), "unloaded", rs->unloaded,
+				"label", json_text(range_set_label(rs, sp)), "name", json_text(range_set_name(rs)),
+				"spec", json_text(range_set_spec_text(rs, sp)), "unloaded", range_set_is_unloaded(rs),
 				"lost_records", (json_int_t)range_set_lost(rs)));
 	}
 	return ranges;

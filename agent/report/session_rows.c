@@ -13,7 +13,7 @@
 #include "agent/report/repeat.h"
 #include "agent/session.h"
 #include "agent/ranges/range_set.h"
-#include "agent/session_ranges.h"
+#include "agent/ranges/range_registry.h"
 #include "agent/report/session_rows.h"
 
 /* How a set of rows is taken from its views. */
@@ -103,14 +103,14 @@ static struct report_row *range_rows(struct session *s, enum rows_mode mode, siz
 	struct report_row *rows = NULL;
 
 	*n = 0;
-	for (size_t i = 0; i < s->nr_range_sets; i++) {
-		struct range_set *rs = s->range_sets[i];
+	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
+		struct range_set *rs = range_registry_set(s->ranges, i);
 		bool incomplete = range_set_lost(rs) > 0;
 
-		for (size_t sp = 0; sp < rs->nr_specs; sp++) {
+		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
 				uint64_t value = range_set_value(rs, sp, e);
-				uint64_t *base = &rs->interval_base[sp * (rs->nr_events + 1) + e];
+				uint64_t *base = range_set_interval_base(rs, sp, e);
 				struct report_row *row;
 
 				rows = realloc(rows, (*n + 1) * sizeof(*rows));
@@ -171,7 +171,7 @@ static void print_interval_lines(struct session *s, enum rows_mode mode)
 	/* Only intervals go into the document's series, not snapshots. */
 	bool record = mode == ROWS_INTERVAL;
 
-	session_ranges_drain(s);
+	range_registry_drain(s->ranges);
 	if (record)
 		json_report_interval_begin(s, (uint64_t)(now * 1e9));
 	rows = rows_of(s, s->default_views, mode);
