@@ -14,8 +14,9 @@ import sys
 # Bottom first.  A folder may include what its own entry and the entries
 # before it hold, except where `uses` narrows it.
 LAYERS = [
+    ("common", {"uses": []}),
     ("proto", {"uses": []}),
-    ("grammar", {"uses": []}),
+    ("grammar", {"uses": ["common"]}),
     ("agent/base", {}),
     ("agent/events", {}),
     ("agent/count", {}),
