@@ -33,7 +33,7 @@ static bool cpu_number(struct scan *sc, long *cpu, const char *what)
 }
 
 struct cpu_list_item *cpu_list_parse(const char *text, size_t len, size_t *n,
-				     struct cpu_list_error *err)
+				     struct pg_error *err)
 {
 	struct scan sc = SCAN_INIT(text, len, err);
 	struct cpu_list_item *items = NULL, item;

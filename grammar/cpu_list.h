@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include "common/error.h"
+
 /* The largest CPU number accepted (perf's struct perf_cpu holds an int). */
 #define CPU_LIST_MAX 2147483647L
 
@@ -22,17 +24,11 @@ struct cpu_list_item {
 	size_t offset;		/* of the item's first digit */
 };
 
-/* Where the parser stopped, and why: a caret goes under text[offset]. */
-struct cpu_list_error {
-	size_t offset;
-	char reason[128];
-};
-
 /*
  * Parse text[0..len).  Returns the items (free() them) with *n set, or NULL
  * with *err filled (err may be NULL) and errno set (EINVAL, ENOMEM).
  */
 struct cpu_list_item *cpu_list_parse(const char *text, size_t len, size_t *n,
-				     struct cpu_list_error *err);
+				     struct pg_error *err);
 
 #endif

@@ -810,7 +810,7 @@ static bool parse_list(struct eparser *p)
 }
 
 struct event_list *event_list_parse(const char *text, size_t len,
-				    struct event_parse_error *err)
+				    struct pg_error *err)
 {
 	struct eparser p = { .sc = SCAN_INIT(text, len, err) };
 	int saved;
@@ -829,11 +829,7 @@ struct event_list *event_list_parse(const char *text, size_t len,
 }
 
 size_t event_parse_error_format(const char *text, size_t len,
-				const struct event_parse_error *err, char *buf, size_t cap)
+				const struct pg_error *err, char *buf, size_t cap)
 {
-	struct range_error r = { .offset = err->offset };
-
-	_Static_assert(sizeof(r.reason) == sizeof(err->reason), "reasons of one size");
-	memcpy(r.reason, err->reason, sizeof(r.reason));
-	return range_error_format(text, len, &r, buf, cap);
+	return range_error_format(text, len, err, buf, cap);
 }

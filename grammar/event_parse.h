@@ -45,15 +45,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/error.h"
+
 /* Most events in one list, and most terms in one PMU event. */
 #define EVENT_LIST_MAX 4096
 #define EVENT_TERMS_MAX 64
-
-/* Where the parser stopped, and why: a caret goes under text[offset]. */
-struct event_parse_error {
-	size_t offset;		/* byte offset in the list, from 0 */
-	char reason[128];	/* one line, no trailing newline */
-};
 
 /* A piece of the text: bytes [offset, offset + len). */
 struct event_span {
@@ -164,7 +160,7 @@ struct event_list {
  * event.
  */
 struct event_list *event_list_parse(const char *text, size_t len,
-				    struct event_parse_error *err);
+				    struct pg_error *err);
 void event_list_free(struct event_list *list);
 
 /*
@@ -194,7 +190,7 @@ const char *event_kind_name(enum event_kind kind);
  * snprintf's contract.
  */
 size_t event_parse_error_format(const char *text, size_t len,
-				const struct event_parse_error *err, char *buf, size_t cap);
+				const struct pg_error *err, char *buf, size_t cap);
 
 /* Walks in the libperf style. */
 #define event_list_for_each_event(list, ev, i)					\

@@ -615,7 +615,7 @@ static struct filter_node *parse_top(struct fparser *p)
 	return NULL;
 }
 
-struct filter_node *filter_parse(const char *text, size_t len, struct filter_error *err)
+struct filter_node *filter_parse(const char *text, size_t len, struct pg_error *err)
 {
 	struct fparser p = { .sc = SCAN_INIT(text, len, err) };
 
@@ -623,7 +623,7 @@ struct filter_node *filter_parse(const char *text, size_t len, struct filter_err
 }
 
 struct filter_node *filter_parse_paren(const char *text, size_t len, size_t start,
-				       size_t *close, struct filter_error *err)
+				       size_t *close, struct pg_error *err)
 {
 	struct fparser p = { .sc = SCAN_INIT(text, len, err), .paren = true };
 	struct filter_node *n = NULL;

@@ -34,14 +34,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/error.h"
+
 /* Deepest nesting of '(' and '!' accepted in a filter. */
 #define FILTER_NEST_MAX 64
-
-/* Where the parser stopped, and why: a caret goes under text[offset]. */
-struct filter_error {
-	size_t offset;		/* byte offset in the text given to the parser */
-	char reason[128];	/* one line, no trailing newline */
-};
 
 enum filter_kind {
 	FILTER_PRED,		/* field op value */
@@ -125,7 +121,7 @@ struct filter_node {
  * and in *err are indices into text.  Returns NULL on error, with *err
  * filled (err may be NULL) and errno set.
  */
-struct filter_node *filter_parse(const char *text, size_t len, struct filter_error *err);
+struct filter_node *filter_parse(const char *text, size_t len, struct pg_error *err);
 
 /*
  * Parse the filter that starts at text[start] and is closed by a ')' that
@@ -135,7 +131,7 @@ struct filter_node *filter_parse(const char *text, size_t len, struct filter_err
  * Offsets are indices into text.
  */
 struct filter_node *filter_parse_paren(const char *text, size_t len, size_t start,
-				       size_t *close, struct filter_error *err);
+				       size_t *close, struct pg_error *err);
 
 void filter_free(struct filter_node *node);
 

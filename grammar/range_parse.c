@@ -349,16 +349,15 @@ static struct range_trigger *parse_trigger(struct rparser *p, enum range_trigger
 		return t;
 	}
 	{
-		struct filter_error fe;
 		size_t close;
 
 		t->filter_offset = p->sc.pos + 1;
-		t->filter = filter_parse_paren(p->sc.s, p->sc.len, t->filter_offset, &close, &fe);
+		/* The filter parser reports into this parser's error, at offsets
+		 * in the same text: its error is this parse's first one. */
+		t->filter = filter_parse_paren(p->sc.s, p->sc.len, t->filter_offset, &close,
+					       p->sc.err);
 		if (!t->filter) {
-			int e = errno;
-
-			scan_fail(&p->sc, fe.offset, "%s", fe.reason);
-			errno = e;
+			p->sc.failed = true;
 			return NULL;
 		}
 		t->filter_len = close - t->filter_offset;
@@ -573,7 +572,7 @@ static bool parse_spec(struct rparser *p)
 	return true;
 }
 
-struct range_spec *range_parse_n(const char *text, size_t len, struct range_error *err)
+struct range_spec *range_parse_n(const char *text, size_t len, struct pg_error *err)
 {
 	struct rparser p = { .sc = SCAN_INIT(text, len, err) };
 	struct spec_impl *impl = scan_calloc(&p.sc, sizeof(*impl));
@@ -594,7 +593,7 @@ struct range_spec *range_parse_n(const char *text, size_t len, struct range_erro
 	return NULL;
 }
 
-struct range_spec *range_parse(const char *text, struct range_error *err)
+struct range_spec *range_parse(const char *text, struct pg_error *err)
 {
 	return range_parse_n(text, strlen(text), err);
 }
@@ -638,7 +637,7 @@ static void put_trigger(struct text_out *o, const struct range_trigger *t)
 	text_out_puts(o, ")");
 }
 
-bool range_tracepoint_check(const char *text, size_t len, struct range_error *err)
+bool range_tracepoint_check(const char *text, size_t len, struct pg_error *err)
 {
 	struct scan sc = SCAN_INIT(text, len, err);
 	char d[16], q[SCAN_QUOTE_SIZE];
@@ -835,7 +834,7 @@ size_t range_caret_format(const char *text, size_t len, size_t offset, const cha
 	return text_out_end(&o);
 }
 
-size_t range_error_format(const char *text, size_t len, const struct range_error *err,
+size_t range_error_format(const char *text, size_t len, const struct pg_error *err,
 			  char *buf, size_t cap)
 {
 	struct text_out o = { buf, cap, 0 };
@@ -843,18 +842,18 @@ size_t range_error_format(const char *text, size_t len, const struct range_error
 
 	o.len = n;
 	text_out_char(&o, ' ');
-	text_out_puts(&o, err->reason);
+	text_out_puts(&o, err->message);
 	return text_out_end(&o);
 }
 
-size_t range_error_format_line(const char *text, size_t len, const struct range_error *err,
+size_t range_error_format_line(const char *text, size_t len, const struct pg_error *err,
 			       char *buf, size_t cap)
 {
 	struct text_out o = { buf, cap, 0 };
 	size_t at = err->offset < len ? err->offset : len;
 	char n[32];
 
-	text_out_puts(&o, err->reason);
+	text_out_puts(&o, err->message);
 	snprintf(n, sizeof(n), " at byte %zu: ", at);
 	text_out_puts(&o, n);
 	put_shown(&o, text, 0, at);

@@ -34,16 +34,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/error.h"
 #include "grammar/filter_parse.h"
 
 /* Deepest nesting of '(' and '!' accepted in a gate. */
 #define RANGE_NEST_MAX 64
-
-/* Where the parser stopped, and why: a caret goes under text[offset]. */
-struct range_error {
-	size_t offset;		/* byte offset in the spec, from 0 */
-	char reason[128];	/* one line, no trailing newline */
-};
 
 struct range_event {
 	char *name;		/* "cycles:u", as written */
@@ -120,10 +115,10 @@ struct range_spec {
  * (err may be NULL) and errno set.  Leading and trailing blanks are allowed,
  * as is whitespace between tokens (not inside a name or an operator).
  */
-struct range_spec *range_parse(const char *text, struct range_error *err);
+struct range_spec *range_parse(const char *text, struct pg_error *err);
 /* The same for text[0..len), which need not be NUL-terminated (a NUL
  * byte inside is a syntax error). */
-struct range_spec *range_parse_n(const char *text, size_t len, struct range_error *err);
+struct range_spec *range_parse_n(const char *text, size_t len, struct pg_error *err);
 
 void range_spec_free(struct range_spec *spec);
 
@@ -134,7 +129,7 @@ void range_spec_free(struct range_spec *spec);
  * so a '/' or ".." must never reach it.  Returns true, or false with *err
  * (err may be NULL) naming the first bad byte, and errno EINVAL.
  */
-bool range_tracepoint_check(const char *text, size_t len, struct range_error *err);
+bool range_tracepoint_check(const char *text, size_t len, struct pg_error *err);
 
 /*
  * The canonical text of a spec: no blanks except around "&&" and "||" and
@@ -168,7 +163,7 @@ bool range_gate_eval(const struct range_gate *gate, const bool *open);
  * end, so that however long the input, the reason and the caret are there
  * and the caret is under its byte.  snprintf's contract.
  */
-size_t range_error_format(const char *text, size_t len, const struct range_error *err,
+size_t range_error_format(const char *text, size_t len, const struct pg_error *err,
 			  char *buf, size_t cap);
 #define RANGE_CARET_WIDTH 160
 #define RANGE_CARET_WINDOW 120
@@ -183,7 +178,7 @@ size_t range_caret_format(const char *text, size_t len, size_t offset, const cha
  * The same on one line, for an "err" reply on a control channel:
  * "expected '..' after trigger at byte 24: cycles@irq:softirq_entry<HERE>.irq:...".
  */
-size_t range_error_format_line(const char *text, size_t len, const struct range_error *err,
+size_t range_error_format_line(const char *text, size_t len, const struct pg_error *err,
 			       char *buf, size_t cap);
 
 /* Walks in the libperf style:  size_t i; struct range_trigger *t;

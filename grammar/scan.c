@@ -20,13 +20,10 @@ void scan_fail(struct scan *sc, size_t offset, const char *fmt, ...)
 	if (sc->failed)
 		return;
 	sc->failed = true;
-	errno = EINVAL;
-	if (!sc->err_offset)
-		return;
-	*sc->err_offset = offset;
 	va_start(ap, fmt);
-	vsnprintf(sc->err_reason, sc->err_cap, fmt, ap);
+	pg_error_vset(sc->err, offset, fmt, ap);
 	va_end(ap);
+	errno = EINVAL;
 }
 
 void scan_fail_nomem(struct scan *sc)

@@ -8,9 +8,10 @@
  * its own grammar, its own character sets (event names, unquoted words)
  * and its own messages.  Allocation failures are errors like syntax errors
  * ("out of memory" at the current position, errno ENOMEM), so the helpers
- * that allocate record them too.
+ * that allocate record them too.  Errors go into a struct pg_error
+ * (common/error.h) that the parser's caller owns and clears.
  *
- * Pure C, no I/O; internal to proto/ (not part of any public API).
+ * Pure C, no I/O; internal to grammar/ (not part of any public API).
  */
 #ifndef PERFGATE_SCAN_H
 #define PERFGATE_SCAN_H
@@ -19,29 +20,19 @@
 #include <stddef.h>
 #include <stdlib.h>		/* realloc, for SCAN_PUSH */
 
+#include "common/error.h"
+
 struct scan {
 	const char *s;		/* the text: s[0..len), not NUL-terminated */
 	size_t len;
 	size_t pos;
 	bool failed;		/* an error is recorded; later ones are dropped */
-	/* Where the error goes (NULL: only errno is set). */
-	size_t *err_offset;
-	char *err_reason;
-	size_t err_cap;
+	struct pg_error *err;	/* where the error goes (NULL: only errno is set) */
 };
 
-/*
- * An initializer for a scan of text[0..len_) from its start that reports
- * into *err, a pointer that may be NULL to any error struct with a size_t
- * offset and a char reason[] array (struct range_error, struct
- * filter_error): both parsers fill their public error struct this way.
- */
-#define SCAN_INIT(text, len_, err) {						\
-	.s = (text), .len = (len_),						\
-	.err_offset = (err) ? &(err)->offset : NULL,				\
-	.err_reason = (err) ? (err)->reason : NULL,				\
-	.err_cap = sizeof((err)->reason),					\
-}
+/* An initializer for a scan of text[0..len_) from its start that reports
+ * into err (NULL: nowhere). */
+#define SCAN_INIT(text, len_, err_) { .s = (text), .len = (len_), .err = (err_) }
 
 /* ---- errors --------------------------------------------------------------- */
 

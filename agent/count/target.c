@@ -137,7 +137,7 @@ static int build_threads(struct counter_target *target, const struct options *op
 static struct perf_cpu_map *cpu_list_map(const char *list, bool *missing)
 {
 	struct perf_cpu_map *online = perf_cpu_map__new_online_cpus(), *map = NULL;
-	struct cpu_list_error err;
+	struct pg_error err = { 0 };
 	struct cpu_list_item *items = NULL;
 	size_t n = 0, canon_len = 0;
 	char *canon = NULL;
@@ -150,7 +150,8 @@ static struct perf_cpu_map *cpu_list_map(const char *list, bool *missing)
 	max = perf_cpu_map__max(online).cpu;
 	items = cpu_list_parse(list, strlen(list), &n, &err);
 	if (!items) {
-		log_caret(list, err.offset, "invalid value for -C: %s", err.reason);
+		log_caret(list, err.offset, "invalid value for -C: %s", err.message);
+		pg_error_clear(&err);
 		goto out;
 	}
 	seen = calloc((size_t)max + 1, sizeof(*seen));

@@ -291,7 +291,6 @@ static int apply_terms(struct pmu_ctx *c, const struct event_term *terms, size_t
 static int apply_alias(struct pmu_ctx *c, const struct event_term *t, const char *text,
 		       size_t at, int depth)
 {
-	struct event_parse_error perr;
 	struct event_list *l;
 	char *wrapped;
 	int rc;
@@ -302,7 +301,7 @@ static int apply_alias(struct pmu_ctx *c, const struct event_term *t, const char
 	/* Its text is a term list: parse it as "x/TEXT/" with the same parser. */
 	if (asprintf(&wrapped, "x/%s/", text) < 0)
 		return fail(c->err, at, "out of memory");
-	l = event_list_parse(wrapped, strlen(wrapped), &perr);
+	l = event_list_parse(wrapped, strlen(wrapped), NULL);	/* a bad alias is reported below */
 	free(wrapped);
 	if (!l || l->nevents != 1 || l->events[0].kind != EVENT_PMU) {
 		event_list_free(l);

@@ -65,7 +65,7 @@ static int events_parse_resolve(const char *text, size_t len, struct event_list 
 				struct event_resolved_list *out, struct event_error *err)
 {
 	struct event_resolve_roots roots = { EVENT_RESOLVE_SYSFS, NULL };
-	struct event_parse_error perr = { 0 };
+	struct pg_error perr = { 0 };
 	struct event_resolve_error rerr = { 0 };
 	bool tracepoints = false;
 	size_t i;
@@ -74,7 +74,8 @@ static int events_parse_resolve(const char *text, size_t len, struct event_list 
 	*list = event_list_parse(text, len, &perr);
 	if (!*list) {
 		err->offset = perr.offset;
-		snprintf(err->reason, sizeof(err->reason), "%s", perr.reason);
+		snprintf(err->reason, sizeof(err->reason), "%s", perr.message);
+		pg_error_clear(&perr);
 		return -1;
 	}
 	event_list_for_each_event(*list, ev, i)
@@ -136,7 +137,7 @@ char *events_kernel_filter(const struct filter_node *tree)
  * caret lands on the real mistake before the kernel sees it. */
 static int events_check_filter(struct event_def *def, const char *filter)
 {
-	struct filter_error ferr = { 0 };
+	struct pg_error ferr = { 0 };
 	struct filter_node *tree;
 	const char *colon = strchr(def->name, ':');
 	char *sys, *name;
@@ -148,7 +149,8 @@ static int events_check_filter(struct event_def *def, const char *filter)
 	}
 	tree = filter_parse(filter, strlen(filter), &ferr);
 	if (!tree) {
-		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.reason);
+		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.message);
+		pg_error_clear(&ferr);
 		return -1;
 	}
 	sys = strndup(def->name, (size_t)(colon - def->name));
@@ -156,7 +158,8 @@ static int events_check_filter(struct event_def *def, const char *filter)
 	name[strcspn(name, ":")] = '\0';	/* no modifiers */
 	rc = filter_check(sys, name, tree, &ferr);
 	if (rc)
-		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.reason);
+		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.message);
+	pg_error_clear(&ferr);
 	free(sys);
 	free(name);
 	if (!rc)

@@ -2,6 +2,7 @@
  * filter_check: tracepoint filters against tracefs formats (libtraceevent).
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +15,18 @@
 struct check_ctx {
 	const char *subsys, *name;
 	struct tep_event *event;
-	struct filter_error *err;
+	struct pg_error *err;
 };
 
 /* Report a mistake at offset; returns -1 so callers can return it. */
-static int check_fail(struct check_ctx *ctx, size_t offset, const char *reason)
+__attribute__((format(printf, 3, 4)))
+static int check_fail(struct check_ctx *ctx, size_t offset, const char *fmt, ...)
 {
-	ctx->err->offset = offset;
-	snprintf(ctx->err->reason, sizeof(ctx->err->reason), "%.127s", reason);
+	va_list ap;
+
+	va_start(ap, fmt);
+	pg_error_vset(ctx->err, offset, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -97,18 +102,13 @@ static bool op_fits_string(enum filter_op op)
  * name or an address, unquoted. */
 static int check_function(struct check_ctx *ctx, const struct filter_pred *pred, int size)
 {
-	char why[160];
-
-	if (size != (int)sizeof(long)) {
-		snprintf(why, sizeof(why), "field '%s' is %d bytes: .function needs an address "
-			 "field (%zu bytes)", pred->field, size, sizeof(long));
-		return check_fail(ctx, pred->field_span.offset, why);
-	}
-	if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE) {
-		snprintf(why, sizeof(why), "operator '%s' does not apply to .function (use == or !=)",
-			 filter_op_name(pred->op));
-		return check_fail(ctx, pred->op_span.offset, why);
-	}
+	if (size != (int)sizeof(long))
+		return check_fail(ctx, pred->field_span.offset, "field '%s' is %d bytes: "
+				  ".function needs an address field (%zu bytes)",
+				  pred->field, size, sizeof(long));
+	if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE)
+		return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
+				  "to .function (use == or !=)", filter_op_name(pred->op));
 	if (pred->value_kind != FILTER_VALUE_WORD && pred->value_kind != FILTER_VALUE_NUMBER)
 		return check_fail(ctx, pred->value_span.offset,
 				  "a .function value is a symbol or an address, unquoted");
@@ -124,19 +124,13 @@ static int check_function(struct check_ctx *ctx, const struct filter_pred *pred,
 static int check_sign(struct check_ctx *ctx, const struct filter_pred *pred,
 		      const struct field_info *f)
 {
-	char why[160];
-
-	if (!f->is_signed && pred->negative) {
-		snprintf(why, sizeof(why), "field '%s' is unsigned (%s): the kernel takes no "
-			 "negative value", pred->field, f->type);
-		return check_fail(ctx, pred->value_span.offset, why);
-	}
-	if (f->is_signed && !pred->negative && pred->number > INT64_MAX) {
-		snprintf(why, sizeof(why), "field '%s' is signed (%s): the kernel takes at most "
-			 "%" PRId64 " (%" PRId64 " has these 64 bits)", pred->field, f->type,
-			 INT64_MAX, (int64_t)pred->number);
-		return check_fail(ctx, pred->value_span.offset, why);
-	}
+	if (!f->is_signed && pred->negative)
+		return check_fail(ctx, pred->value_span.offset, "field '%s' is unsigned (%s): "
+				  "the kernel takes no negative value", pred->field, f->type);
+	if (f->is_signed && !pred->negative && pred->number > INT64_MAX)
+		return check_fail(ctx, pred->value_span.offset, "field '%s' is signed (%s): "
+				  "the kernel takes at most %" PRId64 " (%" PRId64 " has these "
+				  "64 bits)", pred->field, f->type, INT64_MAX, (int64_t)pred->number);
 	return 0;
 }
 
@@ -146,7 +140,6 @@ static int check_pred(const struct filter_pred *pred, void *arg)
 	struct tep_format_field *field = NULL;
 	struct field_info f;
 	enum field_kind kind;
-	char why[160];
 	int size;
 
 	field = tep_find_any_field(ctx->event, pred->field);
@@ -156,9 +149,8 @@ static int check_pred(const struct filter_pred *pred, void *arg)
 		f.is_signed = field->flags & TEP_FIELD_IS_SIGNED;
 		f.type = field->type;
 	} else if (!generic_field(pred->field, &f)) {
-		snprintf(why, sizeof(why), "field '%s' not in %s:%s", pred->field,
-			 ctx->subsys, ctx->name);
-		return check_fail(ctx, pred->field_span.offset, why);
+		return check_fail(ctx, pred->field_span.offset, "field '%s' not in %s:%s",
+				  pred->field, ctx->subsys, ctx->name);
 	}
 	kind = f.kind;
 	size = f.size;
@@ -166,56 +158,43 @@ static int check_pred(const struct filter_pred *pred, void *arg)
 		return check_function(ctx, pred, size);
 	switch (pred->value_kind) {
 	case FILTER_VALUE_CPUS:
-		if (kind == FIELD_STRING || kind == FIELD_STACKTRACE) {
-			snprintf(why, sizeof(why), "CPUS{} needs a number, CPU or cpumask field; "
-				 "'%s' is a %s", pred->field,
-				 kind == FIELD_STRING ? "string" : "stack trace");
-			return check_fail(ctx, pred->value_span.offset, why);
-		}
+		if (kind == FIELD_STRING || kind == FIELD_STACKTRACE)
+			return check_fail(ctx, pred->value_span.offset, "CPUS{} needs a number, "
+					  "CPU or cpumask field; '%s' is a %s", pred->field,
+					  kind == FIELD_STRING ? "string" : "stack trace");
 		if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE &&
-		    pred->op != FILTER_OP_BAND) {
-			snprintf(why, sizeof(why), "operator '%s' does not apply to CPUS{} "
-				 "(use ==, != or &)", filter_op_name(pred->op));
-			return check_fail(ctx, pred->op_span.offset, why);
-		}
+		    pred->op != FILTER_OP_BAND)
+			return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
+					  "to CPUS{} (use ==, != or &)", filter_op_name(pred->op));
 		return 0;
 	case FILTER_VALUE_STRING:
 	case FILTER_VALUE_WORD:	/* quoted on its way to the kernel */
-		if (!op_fits_string(pred->op)) {	/* filter_parse refuses it first */
-			snprintf(why, sizeof(why), "operator '%s' does not apply to strings: "
-				 "use ==, != or ~", filter_op_name(pred->op));
-			return check_fail(ctx, pred->op_span.offset, why);
-		}
-		if (kind != FIELD_STRING) {
-			snprintf(why, sizeof(why), "field '%s' is a number: expected a number, not %s",
-				 pred->field, pred->value_kind == FILTER_VALUE_WORD ?
-				 "a word" : "a string");
-			return check_fail(ctx, pred->value_span.offset, why);
-		}
+		if (!op_fits_string(pred->op))	/* filter_parse refuses it first */
+			return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
+					  "to strings: use ==, != or ~", filter_op_name(pred->op));
+		if (kind != FIELD_STRING)
+			return check_fail(ctx, pred->value_span.offset, "field '%s' is a number: "
+					  "expected a number, not %s", pred->field,
+					  pred->value_kind == FILTER_VALUE_WORD ? "a word" : "a string");
 		return 0;
 	case FILTER_VALUE_NUMBER:
-		if (kind == FIELD_STRING && !op_fits_string(pred->op)) {
-			snprintf(why, sizeof(why), "operator '%s' does not apply to string field '%s' "
-				 "(use ==, != or ~)", filter_op_name(pred->op), pred->field);
-			return check_fail(ctx, pred->op_span.offset, why);
-		}
-		if (kind == FIELD_STRING) {
-			snprintf(why, sizeof(why), "field '%s' is a string: quote the value",
-				 pred->field);
-			return check_fail(ctx, pred->value_span.offset, why);
-		}
-		if (pred->op == FILTER_OP_GLOB) {
-			snprintf(why, sizeof(why), "operator '~' needs a string field; '%s' is a number",
-				 pred->field);
-			return check_fail(ctx, pred->op_span.offset, why);
-		}
+		if (kind == FIELD_STRING && !op_fits_string(pred->op))
+			return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
+					  "to string field '%s' (use ==, != or ~)",
+					  filter_op_name(pred->op), pred->field);
+		if (kind == FIELD_STRING)
+			return check_fail(ctx, pred->value_span.offset,
+					  "field '%s' is a string: quote the value", pred->field);
+		if (pred->op == FILTER_OP_GLOB)
+			return check_fail(ctx, pred->op_span.offset, "operator '~' needs a string "
+					  "field; '%s' is a number", pred->field);
 		return check_sign(ctx, pred, &f);
 	}
 	return 0;
 }
 
 int filter_check(const char *subsys, const char *name, const struct filter_node *filter,
-		 struct filter_error *err)
+		 struct pg_error *err)
 {
 	struct check_ctx ctx = { subsys, name, NULL, err };
 	size_t len = filter_format(filter, FILTER_FORMAT_KERNEL, NULL, 0);
@@ -227,18 +206,15 @@ int filter_check(const char *subsys, const char *name, const struct filter_node 
 	/* PERF_EVENT_IOC_SET_FILTER copies at most a page, NUL included
 	 * (strndup_user(arg, PAGE_SIZE)): longer is a bare EINVAL. */
 	if (len > max) {
-		err->offset = filter->span.offset;
-		snprintf(err->reason, sizeof(err->reason),
-			 "filter is %zu bytes; the kernel takes at most %zu", len, max);
+		pg_error_set(err, filter->span.offset,
+			     "filter is %zu bytes; the kernel takes at most %zu", len, max);
 		return -1;
 	}
 	tep = tep_alloc();
 	format = tracefs_event_file_read(NULL, subsys, name, "format", &size);
 	if (!tep || !format || size <= 0 ||
 	    tep_parse_format(tep, &ctx.event, format, (unsigned long)size, subsys) != 0) {
-		err->offset = 0;
-		snprintf(err->reason, sizeof(err->reason), "cannot read the format of %s:%s",
-			 subsys, name);
+		pg_error_set(err, 0, "cannot read the format of %s:%s", subsys, name);
 		goto out;
 	}
 	rc = filter_for_each_pred(filter, check_pred, &ctx) ? -1 : 0;

@@ -20,6 +20,6 @@
 /* 0 when the filter fits subsys:name's format; -1 with *err set (offsets
  * as in the tree) otherwise, or when the format cannot be read. */
 int filter_check(const char *subsys, const char *name, const struct filter_node *filter,
-		 struct filter_error *err);
+		 struct pg_error *err);
 
 #endif

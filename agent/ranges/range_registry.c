@@ -50,20 +50,16 @@ bool range_registry_is_spec(const struct event_spec *spec)
 	return strchr(spec->name, '@') != NULL;
 }
 
-static void print_spec_error(const char *text, size_t offset, const char *reason)
+static void print_spec_error(const char *text, const struct pg_error *err)
 {
-	struct range_error rerr = { .offset = offset };
-	size_t n;
-	char *buf;
+	size_t n = range_error_format(text, strlen(text), err, NULL, 0);
+	char *buf = malloc(n + 1);
 
-	snprintf(rerr.reason, sizeof(rerr.reason), "%.127s", reason);
-	n = range_error_format(text, strlen(text), &rerr, NULL, 0);
-	buf = malloc(n + 1);
 	if (!buf) {
-		log_error("bad range spec: %s at byte %zu", rerr.reason, offset);
+		log_error("bad range spec: %s at byte %zu", err->message, err->offset);
 		return;
 	}
-	range_error_format(text, strlen(text), &rerr, buf, n + 1);
+	range_error_format(text, strlen(text), err, buf, n + 1);
 	log_error("bad range spec:\n%s", buf);
 	free(buf);
 }
@@ -74,7 +70,7 @@ int range_registry_parse(struct range_registry *reg)
 
 	for (size_t i = 0; i < opts->nr_events; i++) {
 		const struct event_spec *e = &opts->events[i];
-		struct range_error rerr = { 0 };
+		struct pg_error rerr = { 0 };
 		struct range_spec *spec, **grown;
 
 		if (!range_registry_is_spec(e))
@@ -86,7 +82,8 @@ int range_registry_parse(struct range_registry *reg)
 		}
 		spec = range_parse(e->name, &rerr);
 		if (!spec) {
-			print_spec_error(e->name, rerr.offset, rerr.reason);
+			print_spec_error(e->name, &rerr);
+			pg_error_clear(&rerr);
 			return -1;
 		}
 		grown = realloc(reg->startup_specs,
@@ -187,7 +184,9 @@ int range_registry_open(struct range_registry *reg, struct counter *counters,
 		return 0;
 	rs = range_set_compile(reg->startup_specs, reg->nr_startup_specs, NULL, &err);
 	if (!rs) {
-		print_spec_error(reg->startup_specs[err.spec]->text, err.offset, err.reason);
+		struct pg_error perr = { err.offset, err.reason };
+
+		print_spec_error(reg->startup_specs[err.spec]->text, &perr);
 		return -1;
 	}
 	reg->startup_specs = NULL;		/* the set owns them now */
@@ -270,13 +269,9 @@ static struct range_set *find_set(const struct range_registry *reg, const char *
 	return NULL;
 }
 
-static int compile_error(const char *text, size_t offset, const char *why, char *reason,
-			 size_t cap)
+static int compile_error(const char *text, const struct pg_error *err, char *reason, size_t cap)
 {
-	struct range_error rerr = { .offset = offset };
-
-	snprintf(rerr.reason, sizeof(rerr.reason), "%.127s", why);
-	range_error_format_line(text, strlen(text), &rerr, reason, cap);
+	range_error_format_line(text, strlen(text), err, reason, cap);
 	return -1;
 }
 
@@ -304,7 +299,7 @@ static struct range_set *compile_loaded(const char *name, const char *text, char
 					size_t cap)
 {
 	struct range_set_error err = { 0 };
-	struct range_error rerr = { 0 };
+	struct pg_error rerr = { 0 };
 	struct range_spec **specs = calloc(1, sizeof(*specs));
 	struct range_set *rs;
 
@@ -313,14 +308,17 @@ static struct range_set *compile_loaded(const char *name, const char *text, char
 	specs[0] = range_parse(text, &rerr);
 	if (!specs[0]) {
 		free(specs);
-		compile_error(text, rerr.offset, rerr.reason, reason, cap);
+		compile_error(text, &rerr, reason, cap);
+		pg_error_clear(&rerr);
 		return NULL;
 	}
 	rs = range_set_compile(specs, 1, name, &err);
 	if (!rs) {
+		struct pg_error perr = { err.offset, err.reason };
+
 		range_spec_free(specs[0]);
 		free(specs);
-		compile_error(text, err.offset, err.reason, reason, cap);
+		compile_error(text, &perr, reason, cap);
 	}
 	return rs;
 }

@@ -67,7 +67,7 @@ static int compile_trigger(struct range_set *rs, size_t s, const struct range_tr
 			   unsigned leaf_base, struct range_set_error *err)
 {
 	struct event_error eerr = { 0 };
-	struct filter_error ferr = { 0 };
+	struct pg_error ferr = { 0 };
 	struct event_def def;
 	size_t m;
 
@@ -77,7 +77,9 @@ static int compile_trigger(struct range_set *rs, size_t s, const struct range_tr
 	}
 	if (t->filter && filter_check(t->subsys, t->name, t->filter, &ferr)) {
 		events_def_free(&def);
-		return set_error(err, s, ferr.offset, ferr.reason);
+		set_error(err, s, ferr.offset, ferr.message);
+		pg_error_clear(&ferr);
+		return -1;
 	}
 	m = member_for(rs, &def, t->filter ? events_kernel_filter(t->filter) : NULL, t);
 	if (t->role == RANGE_STARTER)

@@ -51,13 +51,13 @@ static bool inside(struct event_span inner, struct event_span outer)
 	       inner.offset + inner.len <= outer.offset + outer.len;
 }
 
-static void check_error(const struct event_parse_error *err)
+static void check_error(const struct pg_error *err)
 {
 	size_t n, caps[] = { 0, 1, 2, 7 };
 	char *full, part[8];
 
 	CHECK(err->offset <= in_len);
-	CHECK(err->reason[0] != '\0' && strchr(err->reason, '\n') == NULL);
+	CHECK(err->message && err->message[0] != '\0' && strchr(err->message, '\n') == NULL);
 	n = event_parse_error_format((const char *)in, in_len, err, NULL, 0);
 	full = malloc(n + 1);
 	CHECK(full);
@@ -195,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct event_parse_error err;
+	struct pg_error err = { 0 };
 	struct event_list *l, *again;
 	size_t next = 0, end = 0;
 	char *text;
@@ -205,6 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	l = event_list_parse((const char *)data, size, &err);
 	if (!l) {
 		check_error(&err);
+		pg_error_clear(&err);
 		return 0;
 	}
 	CHECK(l->text_len == size && memcmp(l->text, data, size) == 0 && l->text[size] == '\0');
@@ -230,7 +231,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text = rebuild(l);
 	again = event_list_parse(text, strlen(text), &err);
 	if (!again)
-		fprintf(stderr, "rebuilt '%s' does not parse: %s at %zu\n", text, err.reason,
+		fprintf(stderr, "rebuilt '%s' does not parse: %s at %zu\n", text, err.message,
 			err.offset);
 	CHECK(again);
 	check_same(l, again);

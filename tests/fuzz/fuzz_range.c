@@ -29,6 +29,7 @@
 #include "grammar/range_parse.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +90,7 @@ static size_t fmt_filter_kernel(const void *f, char *buf, size_t cap)
 	return filter_format(f, FILTER_FORMAT_KERNEL, buf, cap);
 }
 
-static const struct range_error *cur_err;
+static const struct pg_error *cur_err;
 
 static size_t fmt_error(const void *text, char *buf, size_t cap)
 {
@@ -149,7 +150,7 @@ static int count_pred(const struct filter_pred *p, void *ctx)
 /* A filter's text, canonical and kernel forms each parse to an equal tree. */
 static void check_filter_texts(const struct filter_node *f, const char *as_written)
 {
-	struct filter_error ferr;
+	struct pg_error ferr = { 0 };
 	struct filter_node *again;
 	char *canon = format_all(fmt_filter, f), *kernel = format_all(fmt_filter_kernel, f);
 	const char *texts[] = { as_written, canon, kernel };
@@ -162,7 +163,7 @@ static void check_filter_texts(const struct filter_node *f, const char *as_writt
 		again = filter_parse(texts[i], strlen(texts[i]), &ferr);
 		if (!again)
 			fprintf(stderr, "'%s' does not parse: %s at %zu\n", texts[i],
-				ferr.reason, ferr.offset);
+				ferr.message, ferr.offset);
 		CHECK(again);
 		CHECK(filter_equal(f, again));
 		n2 = 0;
@@ -281,12 +282,18 @@ static void check_same_gate(const struct range_spec *a, const struct range_spec 
 	}
 }
 
-static void check_error(const struct range_error *err, const char *text)
+/* A message as every error must have one: there, one line. */
+static bool is_one_line(const char *message)
+{
+	return message && message[0] != '\0' && strchr(message, '\n') == NULL;
+}
+
+static void check_error(const struct pg_error *err, const char *text)
 {
 	char *shown;
 
 	CHECK(err->offset <= in_len);
-	CHECK(err->reason[0] != '\0' && strchr(err->reason, '\n') == NULL);
+	CHECK(is_one_line(err->message));
 	cur_err = err;
 	shown = format_all(fmt_error, text);
 	CHECK(strchr(shown, '\n') != NULL && strchr(strchr(shown, '\n') + 1, '\n') == NULL);
@@ -294,7 +301,7 @@ static void check_error(const struct range_error *err, const char *text)
 		const char *c = strchr(shown, '\n') + 1;
 
 		c += strspn(c, " ");
-		CHECK(c[0] == '^' && c[1] == ' ' && strcmp(c + 2, err->reason) == 0);
+		CHECK(c[0] == '^' && c[1] == ' ' && strcmp(c + 2, err->message) == 0);
 	}
 	free(shown);
 	shown = format_all(fmt_error_line, text);
@@ -306,8 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct range_error err;
-	struct filter_error ferr;
+	struct pg_error err = { 0 }, ferr = { 0 };
 	struct range_spec *spec, *again;
 	struct filter_node *f;
 	char *canon, *twice, *text;
@@ -322,13 +328,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	spec = range_parse_n((const char *)data, size, &err);
 	if (!spec) {
 		check_error(&err, text);
+		pg_error_clear(&err);
 	} else {
 		check_spec(spec);
 		canon = format_all(fmt_spec, spec);
 		again = range_parse(canon, &err);
 		if (!again)
 			fprintf(stderr, "canonical '%s' does not parse: %s at %zu\n", canon,
-				err.reason, err.offset);
+				err.message, err.offset);
 		CHECK(again);
 		CHECK(again->nevents == spec->nevents && again->nranges == spec->nranges &&
 		      again->ntriggers == spec->ntriggers);
@@ -353,12 +360,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(data[i] == ':' ? (const char *)data + i == colon :
 			      isalnum(data[i]) || data[i] == '_');
 	} else {
-		CHECK(err.offset <= size && err.reason[0] && !strchr(err.reason, '\n'));
+		CHECK(err.offset <= size && is_one_line(err.message));
+		pg_error_clear(&err);
 	}
 
 	/* The same bytes as a -C list: items in order, lo <= hi, offsets in. */
 	{
-		struct cpu_list_error cerr;
+		struct pg_error cerr = { 0 };
 		size_t n;
 		struct cpu_list_item *items = cpu_list_parse((const char *)data, size, &n, &cerr);
 
@@ -370,14 +378,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      isdigit(data[items[i].offset]));
 			free(items);
 		} else {
-			CHECK(cerr.offset <= size && cerr.reason[0] && !strchr(cerr.reason, '\n'));
+			CHECK(cerr.offset <= size && is_one_line(cerr.message));
+			pg_error_clear(&cerr);
 		}
 	}
 
 	/* The same bytes as a --filter. */
 	f = filter_parse((const char *)data, size, &ferr);
 	if (!f) {
-		CHECK(ferr.offset <= size && ferr.reason[0] && !strchr(ferr.reason, '\n'));
+		CHECK(ferr.offset <= size && is_one_line(ferr.message));
+		pg_error_clear(&ferr);
 	} else {
 		check_filter_tree(f, 0, size);
 		check_filter_texts(f, strlen(text) == size ? text : NULL);

@@ -43,13 +43,14 @@ static char pmus[300], tracepoints[300];
 /* A one-line picture of a parsed list: "[hardware 0/0x0 cycles:u mods=u] ...". */
 static const char *parse_show(const char *text)
 {
-	struct event_parse_error err;
+	struct pg_error err = { 0 };
 	struct event_list *l = event_list_parse(text, strlen(text), &err);
 	size_t n = 0;
 
 	got[0] = '\0';
 	if (!l) {
-		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.message);
+		pg_error_clear(&err);
 		return got;
 	}
 	for (size_t g = 0; g < l->ngroups; g++) {
@@ -322,13 +323,14 @@ static void test_parse_errors(void)
 	/* the two-line caret form */
 	{
 		const char *t = "cycles:q";
-		struct event_parse_error err;
+		struct pg_error err = { 0 };
 		struct event_list *l = event_list_parse(t, strlen(t), &err);
 
 		ok(!l && errno == EINVAL, "errno is EINVAL on a syntax error");
 		event_parse_error_format(t, strlen(t), &err, got, sizeof(got));
 		is_str(got, "cycles:q\n       ^ unknown modifier 'q' (modifiers: u k h G H p P S D "
 		       "I W e b)", "caret under the modifier");
+		pg_error_clear(&err);
 	}
 }
 
@@ -452,14 +454,15 @@ static size_t attr_show(const struct perf_event_attr *a, char *buf, size_t cap)
 static const char *resolve_show(const char *text)
 {
 	struct event_resolve_roots roots = { pmus, tracepoints };
-	struct event_parse_error perr;
+	struct pg_error perr = { 0 };
 	struct event_resolve_error err;
 	struct event_resolved_list out;
 	struct event_list *l = event_list_parse(text, strlen(text), &perr);
 	size_t n = 0;
 
 	if (!l) {
-		snprintf(got, sizeof(got), "PARSE ERR %zu: %s", perr.offset, perr.reason);
+		snprintf(got, sizeof(got), "PARSE ERR %zu: %s", perr.offset, perr.message);
+		pg_error_clear(&perr);
 		return got;
 	}
 	if (event_resolve_list(&roots, l, &out, &err)) {

@@ -36,11 +36,12 @@ static const char *name_of(char *what, size_t cap, const char *prefix, const cha
 /* Parse, and give the canonical text or "ERR offset: reason". */
 static const char *parse_show(const char *text)
 {
-	struct range_error err;
+	struct pg_error err = { 0 };
 	struct range_spec *spec = range_parse(text, &err);
 
 	if (!spec) {
-		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.message);
+		pg_error_clear(&err);
 		return got;
 	}
 	range_spec_format(spec, got, sizeof(got));
@@ -71,11 +72,12 @@ static void err_spec(const char *text, size_t offset, const char *reason)
 /* Same for a whole filter (--filter): canonical text, or the error. */
 static const char *filter_show(const char *text, unsigned flags)
 {
-	struct filter_error err;
+	struct pg_error err = { 0 };
 	struct filter_node *f = filter_parse(text, strlen(text), &err);
 
 	if (!f) {
-		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.message);
+		pg_error_clear(&err);
 		return got;
 	}
 	filter_format(f, flags, got, sizeof(got));
@@ -244,7 +246,7 @@ static void test_tree(void)
 {
 	const char *text = "(cycles, task-clock)@irq:softirq_entry(vec == 3)..irq:softirq_exit"
 			   " || !..sched:sched_switch";
-	struct range_error err;
+	struct pg_error err = { 0 };
 	struct range_spec *spec = range_parse(text, &err);
 	struct range_trigger *t;
 	struct range_gate *r;
@@ -295,6 +297,7 @@ static void test_tree(void)
 	errno = 0;
 	spec = range_parse("cycles@", &err);
 	ok(spec == NULL && errno == EINVAL, "errors set errno to EINVAL");
+	pg_error_clear(&err);
 	ok(range_parse("x@..", NULL) == NULL, "err may be NULL");
 	range_spec_free(NULL);
 }
@@ -607,7 +610,7 @@ static void test_format_contract(void)
 static void test_error_format(void)
 {
 	const char *text = "cycles@irq:softirq_entry.irq:softirq_exit";
-	struct range_error err;
+	struct pg_error err = { 0 };
 
 	range_parse(text, &err);
 	range_error_format(text, strlen(text), &err, got, sizeof(got));
@@ -629,18 +632,20 @@ static void test_error_format(void)
 	range_error_format(text, strlen(text), &err, got, sizeof(got));
 	is_str(got, "x@a:b(\n      ^ unterminated filter: missing ')'",
 	       "error format: caret after the end for a missing token");
+	pg_error_clear(&err);
 }
 
 /* A tracepoint name alone (-e): "ok", or "ERR offset: reason". */
 static void tp_check(const char *text, const char *want)
 {
-	struct range_error err;
+	struct pg_error err = { 0 };
 	char what[512];
 
 	if (range_tracepoint_check(text, strlen(text), &err))
 		snprintf(got, sizeof(got), "ok");
 	else
-		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.message);
+	pg_error_clear(&err);
 	name_of(what, sizeof(what), "tracepoint name: ", text);
 	is_str(got, want, what);
 }
@@ -672,7 +677,7 @@ static void test_tracepoint_check(void)
 static void test_error_window(void)
 {
 	static char text[12000];
-	struct range_error err = { .offset = 0, .reason = "why" };
+	struct pg_error err = { .offset = 0, .message = (char []){ "why" } };
 	size_t n, len;
 	char *nl;
 
@@ -732,7 +737,7 @@ static void test_error_window(void)
 /* -C LIST: "lo-hi@offset ..." per item, or "ERR offset: reason". */
 static void cpu_list(const char *text, const char *want)
 {
-	struct cpu_list_error err;
+	struct pg_error err = { 0 };
 	struct cpu_list_item *items;
 	size_t n, used = 0;
 	char what[512];
@@ -740,7 +745,8 @@ static void cpu_list(const char *text, const char *want)
 	items = cpu_list_parse(text, strlen(text), &n, &err);
 	got[0] = '\0';
 	if (!items)
-		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.message);
+	pg_error_clear(&err);
 	for (size_t i = 0; items && i < n; i++)
 		used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%ld-%ld@%zu",
 					 i ? " " : "", items[i].lo, items[i].hi, items[i].offset);

@@ -149,12 +149,12 @@ static struct tset *tset_new(const char *const *texts, size_t n)
 	rs->shown = t->shown;
 	member_for(t, "sched:sched_process_exit", NULL);
 	for (size_t s = 0; s < n; s++) {
-		struct range_error err;
+		struct pg_error err = { 0 };
 		struct range_spec *spec = range_parse(texts[s], &err);
 		unsigned base = (unsigned)rs->nr_leaves;
 
 		if (!spec) {
-			fprintf(stderr, "'%s': %s\n", texts[s], err.reason);
+			fprintf(stderr, "'%s': %s\n", texts[s], err.message);
 			exit(2);
 		}
 		t->specs[s] = spec;
