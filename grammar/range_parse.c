@@ -275,57 +275,54 @@ static void fail_wildcard(struct rparser *p, size_t at)
 }
 
 /*
- * trigger = tracepoint [ "(" filter ")" ]; where says where it stands
- * ("before '..'" or "after '..'").  On success p->sc.pos is just past the
- * trigger (past its ')' when it has a filter).
+ * The "subsys:name" of a trigger at p->sc.pos, where says where it stands
+ * ("before '..'" or "after '..'"): true with *colon and *end set (the
+ * bytes of ':' and just past the name), or false with the error recorded.
  */
-static struct range_trigger *parse_trigger(struct rparser *p, enum range_trigger_role role,
-					   const char *where)
+static bool scan_trigger_name(struct rparser *p, const char *where, size_t *colon, size_t *end)
 {
-	struct range_spec *spec = &p->impl->pub;
-	struct range_trigger *t;
-	size_t t0 = p->sc.pos, i = p->sc.pos, colon, end, save;
+	size_t t0 = p->sc.pos, i = p->sc.pos;
 	char q[SCAN_QUOTE_SIZE];
 
 	while (i < p->sc.len && scan_is_ident((unsigned char)p->sc.s[i]))
 		i++;
 	if (i == t0 && i < p->sc.len && p->sc.s[i] == ':') {
 		scan_fail(&p->sc, t0, "expected a subsystem name before ':'");
-		return NULL;
+		return false;
 	}
 	if (i >= p->sc.len || p->sc.s[i] != ':') {
 		if (i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i]))
 			fail_wildcard(p, i);
 		else
 			scan_fail(&p->sc, t0, "expected tracepoint (subsys:name) %s", where);
-		return NULL;
+		return false;
 	}
-	colon = i++;
+	*colon = i++;
 	while (i < p->sc.len && scan_is_ident((unsigned char)p->sc.s[i]))
 		i++;
-	end = i;
-	if (end == colon + 1) {
-		if (i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i]))
-			fail_wildcard(p, i);
-		else
-			scan_fail(&p->sc, i, "expected a tracepoint name after '%s:'",
-				  scan_quote(q, sizeof(q), p->sc.s + t0, colon - t0));
-		return NULL;
-	}
-	if (i < p->sc.len && p->sc.s[i] == ':') {
+	*end = i;
+	if (i == *colon + 1 && !(i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i])))
+		scan_fail(&p->sc, i, "expected a tracepoint name after '%s:'",
+			  scan_quote(q, sizeof(q), p->sc.s + t0, *colon - t0));
+	else if (i < p->sc.len && p->sc.s[i] == ':')
 		scan_fail(&p->sc, i, "a tracepoint has exactly one ':' (subsys:name)");
-		return NULL;
-	}
-	if (i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i])) {
+	else if (i < p->sc.len && is_wildcard((unsigned char)p->sc.s[i]))
 		fail_wildcard(p, i);
-		return NULL;
-	}
-	if (i < p->sc.len && p->sc.s[i] == '-') {
+	else if (i < p->sc.len && p->sc.s[i] == '-')
 		scan_fail(&p->sc, i, "invalid character '-' in tracepoint name");
-		return NULL;
-	}
+	else
+		return true;
+	return false;
+}
 
-	t = scan_calloc(&p->sc, sizeof(*t));
+/* A trigger for the name at bytes [t0, end) with ':' at colon, added to
+ * the spec's list; NULL when out of memory. */
+static struct range_trigger *trigger_new(struct rparser *p, enum range_trigger_role role,
+					 size_t t0, size_t colon, size_t end)
+{
+	struct range_spec *spec = &p->impl->pub;
+	struct range_trigger *t = scan_calloc(&p->sc, sizeof(*t));
+
 	if (!t)
 		return NULL;
 	if (!SCAN_PUSH(&p->sc, spec->triggers, spec->ntriggers, t)) {
@@ -340,33 +337,57 @@ static struct range_trigger *parse_trigger(struct rparser *p, enum range_trigger
 	t->name = scan_copy(&p->sc, p->sc.s + colon + 1, end - colon - 1);
 	if (!t->tracepoint || !t->subsys || !t->name)
 		return NULL;
+	return t;
+}
 
-	p->sc.pos = end;
-	save = p->sc.pos;
+/*
+ * The trigger's "(" filter ")" at p->sc.pos, if there is one: true with
+ * p->sc.pos past its ')' (or where it was, when there is none), or false
+ * with the error recorded.
+ */
+static bool parse_trigger_filter(struct rparser *p, struct range_trigger *t)
+{
+	size_t save = p->sc.pos, close;
+
 	scan_skip_space(&p->sc);
 	if (scan_peek(&p->sc, 0) != '(') {
 		p->sc.pos = save;
-		return t;
+		return true;
 	}
-	{
-		size_t close;
+	t->filter_offset = p->sc.pos + 1;
+	/* The filter parser reports into this parser's error, at offsets in
+	 * the same text: its error is this parse's first one. */
+	t->filter = filter_parse_paren(p->sc.s, p->sc.len, t->filter_offset, &close, p->sc.err);
+	if (!t->filter) {
+		p->sc.failed = true;
+		return false;
+	}
+	t->filter_len = close - t->filter_offset;
+	t->filter_text = scan_copy(&p->sc, p->sc.s + t->filter_offset, t->filter_len);
+	if (!t->filter_text)
+		return false;
+	p->sc.pos = close + 1;
+	return true;
+}
 
-		t->filter_offset = p->sc.pos + 1;
-		/* The filter parser reports into this parser's error, at offsets
-		 * in the same text: its error is this parse's first one. */
-		t->filter = filter_parse_paren(p->sc.s, p->sc.len, t->filter_offset, &close,
-					       p->sc.err);
-		if (!t->filter) {
-			p->sc.failed = true;
-			return NULL;
-		}
-		t->filter_len = close - t->filter_offset;
-		t->filter_text = scan_copy(&p->sc, p->sc.s + t->filter_offset, t->filter_len);
-		if (!t->filter_text)
-			return NULL;
-		p->sc.pos = close + 1;
-	}
-	return t;
+/*
+ * trigger = tracepoint [ "(" filter ")" ]; where says where it stands
+ * ("before '..'" or "after '..'").  On success p->sc.pos is just past the
+ * trigger (past its ')' when it has a filter).
+ */
+static struct range_trigger *parse_trigger(struct rparser *p, enum range_trigger_role role,
+					   const char *where)
+{
+	size_t t0 = p->sc.pos, colon, end;
+	struct range_trigger *t;
+
+	if (!scan_trigger_name(p, where, &colon, &end))
+		return NULL;
+	t = trigger_new(p, role, t0, colon, end);
+	if (!t)
+		return NULL;
+	p->sc.pos = end;
+	return parse_trigger_filter(p, t) ? t : NULL;
 }
 
 /* Are two triggers the same (tracepoint and filter)? */
