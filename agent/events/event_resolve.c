@@ -23,16 +23,13 @@
 /* ---- errors --------------------------------------------------------------- */
 
 __attribute__((format(printf, 3, 4)))
-static int fail(struct event_resolve_error *err, size_t offset, const char *fmt, ...)
+static int fail(struct pg_error *err, size_t offset, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (err) {
-		err->offset = offset;
-		va_start(ap, fmt);
-		vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	pg_error_vset(err, offset, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -266,7 +263,7 @@ struct pmu_ctx {
 	const struct event_desc *ev;	/* the event, for messages */
 	struct perf_event_attr *attr;
 	char **name;
-	struct event_resolve_error *err;
+	struct pg_error *err;
 };
 
 /* The unknown-term message: the terms the PMU's format has. */
@@ -399,7 +396,7 @@ static int apply_terms(struct pmu_ctx *c, const struct event_term *terms, size_t
 
 int event_resolve_pmu(const char *pmus_root, const struct event_desc *ev,
 		      struct perf_event_attr *attr, char **name,
-		      struct event_resolve_error *err)
+		      struct pg_error *err)
 {
 	struct pmu_ctx c = { pmus_root ? pmus_root : EVENT_RESOLVE_SYSFS, ev->pmu, ev, attr,
 			     name, err };
@@ -483,7 +480,7 @@ static char *tracepoint_name(const char *sys, const char *name)
  * subsystem with readdir and sorts nothing). */
 static int resolve_glob(const struct event_resolve_roots *roots, const struct event_list *list,
 			const struct event_desc *ev, const struct event_resolved *proto,
-			struct event_resolved_list *out, struct event_resolve_error *err)
+			struct event_resolved_list *out, struct pg_error *err)
 {
 	char **systems, **names, dir[4096];
 	long ns, nn;
@@ -518,7 +515,7 @@ static int resolve_glob(const struct event_resolve_roots *roots, const struct ev
 
 static int resolve_tracepoint(const struct event_resolve_roots *roots,
 			      const struct event_desc *ev, struct perf_event_attr *attr,
-			      struct event_resolve_error *err)
+			      struct pg_error *err)
 {
 	char dir[4096];
 	long long id;
@@ -540,7 +537,7 @@ static int resolve_tracepoint(const struct event_resolve_roots *roots,
 
 /* One event (before its group's modifiers): its attr, or its matches. */
 static int resolve_one(const struct event_resolve_roots *roots, const struct event_list *list,
-		       size_t i, struct event_resolved_list *out, struct event_resolve_error *err)
+		       size_t i, struct event_resolved_list *out, struct pg_error *err)
 {
 	const struct event_desc *ev = &list->events[i];
 	struct event_resolved r = {
@@ -584,7 +581,7 @@ static int resolve_one(const struct event_resolve_roots *roots, const struct eve
 }
 
 int event_resolve_list(const struct event_resolve_roots *roots, const struct event_list *list,
-		       struct event_resolved_list *out, struct event_resolve_error *err)
+		       struct event_resolved_list *out, struct pg_error *err)
 {
 	out->n = 0;
 	out->events = NULL;

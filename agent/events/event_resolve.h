@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/error.h"
 #include "grammar/event_parse.h"
 
 /* Where the machine's facts are read. */
@@ -37,11 +38,6 @@ struct event_resolve_roots {
 };
 
 #define EVENT_RESOLVE_SYSFS "/sys/bus/event_source/devices"
-
-struct event_resolve_error {
-	size_t offset;		/* in the -e text */
-	char reason[512];	/* one line; may list PMUs or terms */
-};
 
 /* What perf keeps beside the attr (struct evsel's flags). */
 struct event_attr_flags {
@@ -92,7 +88,7 @@ int event_mods_apply(struct perf_event_attr *attr, struct event_attr_flags *flag
  * The result is freed with event_resolved_list_free().
  */
 int event_resolve_list(const struct event_resolve_roots *roots, const struct event_list *list,
-		       struct event_resolved_list *out, struct event_resolve_error *err);
+		       struct event_resolved_list *out, struct pg_error *err);
 void event_resolved_list_free(struct event_resolved_list *out);
 
 /*
@@ -102,6 +98,6 @@ void event_resolved_list_free(struct event_resolved_list *out);
  */
 int event_resolve_pmu(const char *pmus_root, const struct event_desc *ev,
 		      struct perf_event_attr *attr, char **name,
-		      struct event_resolve_error *err);
+		      struct pg_error *err);
 
 #endif

@@ -62,44 +62,32 @@ static void def_from_resolved(struct event_def *def, struct event_resolved *r)
 
 /* Parse and resolve text[0..len): 0 with *out filled, or -1 with *err. */
 static int events_parse_resolve(const char *text, size_t len, struct event_list **list,
-				struct event_resolved_list *out, struct event_error *err)
+				struct event_resolved_list *out, struct pg_error *err)
 {
 	struct event_resolve_roots roots = { EVENT_RESOLVE_SYSFS, NULL };
-	struct pg_error perr = { 0 };
-	struct event_resolve_error rerr = { 0 };
 	bool tracepoints = false;
 	size_t i;
 	struct event_desc *ev;
 
-	*list = event_list_parse(text, len, &perr);
-	if (!*list) {
-		err->offset = perr.offset;
-		snprintf(err->reason, sizeof(err->reason), "%s", perr.message);
-		pg_error_clear(&perr);
+	*list = event_list_parse(text, len, err);
+	if (!*list)
 		return -1;
-	}
 	event_list_for_each_event(*list, ev, i)
 		tracepoints |= ev->kind == EVENT_TRACEPOINT || ev->kind == EVENT_TRACEPOINT_GLOB;
 	if (tracepoints) {
 		roots.tracepoints = events_tracefs_dir();
 		if (!roots.tracepoints) {
-			err->offset = 0;
-			snprintf(err->reason, sizeof(err->reason), "cannot find or mount tracefs "
-				 "(needed for tracepoints): mount it with "
-				 "'mount -t tracefs nodev /sys/kernel/tracing'");
+			pg_error_set(err, 0, "cannot find or mount tracefs (needed for "
+				     "tracepoints): mount it with "
+				     "'mount -t tracefs nodev /sys/kernel/tracing'");
 			return -1;
 		}
 	}
-	if (event_resolve_list(&roots, *list, out, &rerr)) {
-		err->offset = rerr.offset;
-		snprintf(err->reason, sizeof(err->reason), "%s", rerr.reason);
-		return -1;
-	}
-	return 0;
+	return event_resolve_list(&roots, *list, out, err);
 }
 
 int events_resolve_name(const char *text, size_t len, struct event_def *def,
-			struct event_error *err)
+			struct pg_error *err)
 {
 	struct event_resolved_list out = { 0 };
 	struct event_list *list = NULL;
@@ -111,9 +99,7 @@ int events_resolve_name(const char *text, size_t len, struct event_def *def,
 			def_from_resolved(def, &out.events[0]);
 			rc = 0;
 		} else {
-			err->offset = 0;
-			snprintf(err->reason, sizeof(err->reason),
-				 "'%.*s' is not one event here", (int)len, text);
+			pg_error_set(err, 0, "'%.*s' is not one event here", (int)len, text);
 		}
 	}
 	if (!def->name)
@@ -213,7 +199,7 @@ int events_resolve(const struct event_spec *spec, struct event_def **defs, size_
 {
 	struct event_resolved_list out = { 0 };
 	struct event_list *list = NULL;
-	struct event_error err = { 0 };
+	struct pg_error err = { 0 };
 	size_t first = *n, last_desc;
 	struct event_def *added;
 	int rc = -1;
@@ -222,7 +208,8 @@ int events_resolve(const struct event_spec *spec, struct event_def **defs, size_
 		return events_resolve_pfm(spec, defs, n);
 	if (events_parse_resolve(spec->name, strlen(spec->name), &list, &out, &err)) {
 		log_caret(spec->arg ? spec->arg : spec->name, spec->offset + err.offset,
-			  "%s", err.reason);
+			  "%s", err.message);
+		pg_error_clear(&err);
 		goto out;
 	}
 	added = events_grow(defs, n, out.n);

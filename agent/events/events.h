@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/error.h"
 #include "grammar/event_parse.h"
 
 struct event_spec;
@@ -34,20 +35,15 @@ struct event_def {
 	bool in_group;			/* leader or member of such a group */
 };
 
-/* Why a name did not resolve: reason, and the byte of the name it is at. */
-struct event_error {
-	size_t offset;
-	char reason[512];
-};
-
 /* Resolve one -e (or --pfm-events) entry into *n defs appended to *defs
  * (realloc'd), its --filter checked against each tracepoint's format.
  * Prints an error with a caret and returns -1 on failure. */
 int events_resolve(const struct event_spec *spec, struct event_def **defs, size_t *n);
-/* Resolve text[0..len), one event, without printing: -1 with *err filled
- * on failure.  def->name is set (and must be freed) either way. */
+/* Resolve text[0..len), one event, without printing: -1 with *err (err
+ * may be NULL) filled on failure, its offset in text.  def->name is set
+ * (and must be freed) either way. */
 int events_resolve_name(const char *text, size_t len, struct event_def *def,
-			struct event_error *err);
+			struct pg_error *err);
 void events_def_free(struct event_def *def);
 
 struct filter_node;

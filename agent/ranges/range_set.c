@@ -66,14 +66,16 @@ static size_t member_for(struct range_set *rs, struct event_def *def, char *filt
 static int compile_trigger(struct range_set *rs, size_t s, const struct range_trigger *t,
 			   unsigned leaf_base, struct range_set_error *err)
 {
-	struct event_error eerr = { 0 };
+	struct pg_error eerr = { 0 };
 	struct pg_error ferr = { 0 };
 	struct event_def def;
 	size_t m;
 
 	if (events_resolve_name(t->tracepoint, strlen(t->tracepoint), &def, &eerr)) {
 		events_def_free(&def);
-		return set_error(err, s, t->offset + eerr.offset, eerr.reason);
+		set_error(err, s, t->offset + eerr.offset, eerr.message);
+		pg_error_clear(&eerr);
+		return -1;
 	}
 	if (t->filter && filter_check(t->subsys, t->name, t->filter, &ferr)) {
 		events_def_free(&def);
@@ -95,13 +97,15 @@ static int compile_events(struct range_set *rs, size_t s, const struct range_spe
 	rs->shown[s] = calloc(spec->nevents ? spec->nevents : 1, sizeof(size_t));
 	for (size_t i = 0; i < spec->nevents; i++) {
 		const struct range_event *ev = &spec->events[i];
-		struct event_error eerr = { 0 };
+		struct pg_error eerr = { 0 };
 		struct event_def def;
 		size_t m;
 
 		if (events_resolve_name(ev->name, strlen(ev->name), &def, &eerr)) {
 			events_def_free(&def);
-			return set_error(err, s, ev->offset + eerr.offset, eerr.reason);
+			set_error(err, s, ev->offset + eerr.offset, eerr.message);
+			pg_error_clear(&eerr);
+			return -1;
 		}
 		m = member_for(rs, &def, NULL, NULL);
 		rs->members[m].counted = true;
@@ -138,12 +142,11 @@ static int compile_spec(struct range_set *rs, size_t s, struct range_set_error *
 static void add_exit_sampler(struct range_set *rs)
 {
 	static const char exit_tp[] = "sched:sched_process_exit";
-	struct event_error eerr;
 	struct event_def def;
 
 	size_t m;
 
-	if (events_resolve_name(exit_tp, strlen(exit_tp), &def, &eerr) != 0) {
+	if (events_resolve_name(exit_tp, strlen(exit_tp), &def, NULL) != 0) {
 		events_def_free(&def);
 		return;
 	}

@@ -454,8 +454,7 @@ static size_t attr_show(const struct perf_event_attr *a, char *buf, size_t cap)
 static const char *resolve_show(const char *text)
 {
 	struct event_resolve_roots roots = { pmus, tracepoints };
-	struct pg_error perr = { 0 };
-	struct event_resolve_error err;
+	struct pg_error perr = { 0 }, err = { 0 };
 	struct event_resolved_list out;
 	struct event_list *l = event_list_parse(text, strlen(text), &perr);
 	size_t n = 0;
@@ -466,7 +465,8 @@ static const char *resolve_show(const char *text)
 		return got;
 	}
 	if (event_resolve_list(&roots, l, &out, &err)) {
-		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.reason);
+		snprintf(got, sizeof(got), "ERR %zu: %s", err.offset, err.message);
+		pg_error_clear(&err);
 		event_list_free(l);
 		return got;
 	}
@@ -689,8 +689,7 @@ static void test_resolve_fake_pmu(void)
 		const char *t = "task-clock,{cycles,syscalls:sys_enter_read*}:u";
 		struct event_list *l = event_list_parse(t, strlen(t), NULL);
 		struct event_resolved_list out = { 0 };
-		struct event_resolve_error err;
-		int rc = l ? event_resolve_list(&roots, l, &out, &err) : -1;
+		int rc = l ? event_resolve_list(&roots, l, &out, NULL) : -1;
 
 		/* task-clock, cycles, and sys_enter_read{,ahead,link,linkat,v} */
 		ok(rc == 0 && out.n == 7, "a glob in a group: its matches join the group");
@@ -707,8 +706,7 @@ static void test_resolve_fake_pmu(void)
 		struct event_list *l = event_list_parse("duration_time:u,cycles:SPWb", 27, NULL);
 		struct event_resolve_roots roots = { pmus, NULL };
 		struct event_resolved_list out = { 0 };
-		struct event_resolve_error err;
-		int rc = l ? event_resolve_list(&roots, l, &out, &err) : -1;
+		int rc = l ? event_resolve_list(&roots, l, &out, NULL) : -1;
 
 		ok(rc == 0 && out.events[0].kind == EVENT_TOOL &&
 		   out.events[0].tool == EVENT_TOOL_DURATION_TIME,
@@ -723,11 +721,12 @@ static void test_resolve_fake_pmu(void)
 		struct event_list *l = event_list_parse("sched:sched_switch", 18, NULL);
 		struct event_resolve_roots roots = { pmus, NULL };
 		struct event_resolved_list out = { 0 };
-		struct event_resolve_error err;
+		struct pg_error err = { 0 };
 
 		ok(l && event_resolve_list(&roots, l, &out, &err) == -1 && err.offset == 0 &&
-		   !strcmp(err.reason, "no tracefs: cannot find tracepoint 'sched:sched_switch'"),
+		   !strcmp(err.message, "no tracefs: cannot find tracepoint 'sched:sched_switch'"),
 		   "no tracefs root: a clear error");
+		pg_error_clear(&err);
 		event_list_free(l);
 	}
 }
@@ -737,7 +736,7 @@ static void test_resolve_real_msr(void)
 {
 	struct event_list *l = event_list_parse("msr/tsc/", 8, NULL);
 	struct perf_event_attr attr = { 0 };
-	struct event_resolve_error err;
+	struct pg_error err = { 0 };
 	char *name = NULL;
 	FILE *f = fopen(EVENT_RESOLVE_SYSFS "/msr/type", "r");
 	unsigned type = 0;
@@ -757,9 +756,10 @@ static void test_resolve_real_msr(void)
 	/* An unknown PMU lists the machine's: "... (PMUs: breakpoint, msr, software, ...)" */
 	l = event_list_parse("cpuu/event=1/", 13, NULL);
 	ok(l && event_resolve_pmu(NULL, &l->events[0], &attr, NULL, &err) == -1 &&
-	   err.offset == 0 && !strncmp(err.reason, "unknown PMU 'cpuu' (PMUs: ", 26) &&
-	   strstr(err.reason, "software"), "real sysfs: an unknown PMU lists the PMUs there");
-	printf("# %s\n", l ? err.reason : "");
+	   err.offset == 0 && !strncmp(err.message, "unknown PMU 'cpuu' (PMUs: ", 26) &&
+	   strstr(err.message, "software"), "real sysfs: an unknown PMU lists the PMUs there");
+	printf("# %s\n", err.message ? err.message : "");
+	pg_error_clear(&err);
 	event_list_free(l);
 }
 
