@@ -310,24 +310,21 @@ static int apply_alias(struct pmu_ctx *c, const struct event_term *t, const char
 	return rc;
 }
 
-/* One term; errors at byte at (about the term) or vat (about its value). */
-static int apply_term(struct pmu_ctx *c, const struct event_term *t, size_t at, size_t vat,
-		      int depth)
+/*
+ * perf's own terms, which any PMU takes: name, period, config, config1,
+ * config2.  0 or -1 when t is one of them, 1 when it is not.
+ */
+static int apply_perf_term(struct pmu_ctx *c, const struct event_term *t, size_t at,
+			   uint64_t value)
 {
-	char path[4096], *text;
-	struct pmu_format f;
-	uint64_t value = 1, room;
-
-	if (t->has_value && !t->is_number && strcmp(t->key, "name") != 0)
-		return fail(c->err, vat, "term '%s' takes a number, not '%s'", t->key, t->value);
-	if (t->has_value)
-		value = t->number;
 	if (!strcmp(t->key, "name")) {
 		if (!t->has_value)
 			return fail(c->err, at, "term 'name' needs a value (name=NAME)");
 		if (c->name) {
 			free(*c->name);
 			*c->name = strdup(t->value);
+			if (!*c->name)
+				return fail(c->err, at, "out of memory");
 		}
 		return 0;
 	}
@@ -341,39 +338,84 @@ static int apply_term(struct pmu_ctx *c, const struct event_term *t, size_t at, 
 			return 0;
 		}
 	}
+	return 1;
+}
+
+/*
+ * A term the PMU's format/ directory describes: value put into its bits.
+ * 0 or -1 when the format file is there, 1 when it is not.
+ */
+static int apply_format_term(struct pmu_ctx *c, const struct event_term *t, size_t at,
+			     size_t vat, uint64_t value)
+{
+	char path[4096], *text;
+	struct pmu_format f;
+	uint64_t room;
+	__u64 *field;
+	int bits, rc = -1;
+
 	snprintf(path, sizeof(path), "%s/%s/format/%s", c->root, c->pmu, t->key);
 	text = read_line(path);
-	if (text) {
-		bool ok = format_parse(text, &f);
-		__u64 *field = attr_config_field(c->attr, f.field);
-		int bits = __builtin_popcountll(f.mask);
-
-		if (!ok) {
-			fail(c->err, at, "cannot read format '%s' of PMU '%s': '%s'", t->key,
-			     c->pmu, text);
-			free(text);
-			return -1;
-		}
-		room = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
-		if (value > room) {
-			fail(c->err, vat, "value 0x%llx too big for '%s' (%s): 0x%llx at most",
-			     (unsigned long long)value, t->key, text, (unsigned long long)room);
-			free(text);
-			return -1;
-		}
-		free(text);
-		*field = (*field & ~f.mask) | format_place(f.mask, value);
-		return 0;
+	if (!text)
+		return 1;
+	if (!format_parse(text, &f)) {
+		fail(c->err, at, "cannot read format '%s' of PMU '%s': '%s'", t->key, c->pmu, text);
+		goto out;
 	}
-	if (!t->has_value) {
-		snprintf(path, sizeof(path), "%s/%s/events/%s", c->root, c->pmu, t->key);
-		text = read_line(path);
-		if (text) {
-			int rc = apply_alias(c, t, text, at, depth);
+	bits = __builtin_popcountll(f.mask);
+	room = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+	if (value > room) {
+		fail(c->err, vat, "value 0x%llx too big for '%s' (%s): 0x%llx at most",
+		     (unsigned long long)value, t->key, text, (unsigned long long)room);
+		goto out;
+	}
+	field = attr_config_field(c->attr, f.field);
+	*field = (*field & ~f.mask) | format_place(f.mask, value);
+	rc = 0;
+out:
+	free(text);
+	return rc;
+}
 
-			free(text);
+/* An alias in the PMU's events/ directory: 0 or -1 when the file is
+ * there, 1 when it is not. */
+static int apply_alias_term(struct pmu_ctx *c, const struct event_term *t, size_t at, int depth)
+{
+	char path[4096], *text;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s/events/%s", c->root, c->pmu, t->key);
+	text = read_line(path);
+	if (!text)
+		return 1;
+	rc = apply_alias(c, t, text, at, depth);
+	free(text);
+	return rc;
+}
+
+/*
+ * One term: perf's own, else the PMU's format/, else (with no value) its
+ * events/ aliases.  Errors at byte at (about the term) or vat (about its
+ * value).
+ */
+static int apply_term(struct pmu_ctx *c, const struct event_term *t, size_t at, size_t vat,
+		      int depth)
+{
+	uint64_t value = t->has_value ? t->number : 1;
+	int rc;
+
+	if (t->has_value && !t->is_number && strcmp(t->key, "name") != 0)
+		return fail(c->err, vat, "term '%s' takes a number, not '%s'", t->key, t->value);
+	rc = apply_perf_term(c, t, at, value);
+	if (rc <= 0)
+		return rc;
+	rc = apply_format_term(c, t, at, vat, value);
+	if (rc <= 0)
+		return rc;
+	if (!t->has_value) {
+		rc = apply_alias_term(c, t, at, depth);
+		if (rc <= 0)
 			return rc;
-		}
 	}
 	return unknown_term(c, t, at);
 }
