@@ -134,61 +134,90 @@ static int check_sign(struct check_ctx *ctx, const struct filter_pred *pred,
 	return 0;
 }
 
+/* The field pred names, from the event's format or else the kernel's
+ * generic fields: 0 with *f filled, or -1 when neither has it. */
+static int find_field(struct check_ctx *ctx, const struct filter_pred *pred,
+		      struct field_info *f)
+{
+	struct tep_format_field *field = tep_find_any_field(ctx->event, pred->field);
+
+	if (field) {
+		f->kind = kind_of_type(field->type);
+		f->size = field->size;
+		f->is_signed = field->flags & TEP_FIELD_IS_SIGNED;
+		f->type = field->type;
+		return 0;
+	}
+	if (generic_field(pred->field, f))
+		return 0;
+	return check_fail(ctx, pred->field_span.offset, "field '%s' not in %s:%s",
+			  pred->field, ctx->subsys, ctx->name);
+}
+
+/* CPUS{...}: for a number, CPU or cpumask field, with ==, != or &. */
+static int check_cpus_value(struct check_ctx *ctx, const struct filter_pred *pred,
+			    enum field_kind kind)
+{
+	if (kind == FIELD_STRING || kind == FIELD_STACKTRACE)
+		return check_fail(ctx, pred->value_span.offset, "CPUS{} needs a number, "
+				  "CPU or cpumask field; '%s' is a %s", pred->field,
+				  kind == FIELD_STRING ? "string" : "stack trace");
+	if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE && pred->op != FILTER_OP_BAND)
+		return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
+				  "to CPUS{} (use ==, != or &)", filter_op_name(pred->op));
+	return 0;
+}
+
+/* A string or a bare word (quoted on its way to the kernel): for a string
+ * field, with ==, != or ~. */
+static int check_string_value(struct check_ctx *ctx, const struct filter_pred *pred,
+			      enum field_kind kind)
+{
+	if (!op_fits_string(pred->op))	/* filter_parse refuses it first */
+		return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
+				  "to strings: use ==, != or ~", filter_op_name(pred->op));
+	if (kind != FIELD_STRING)
+		return check_fail(ctx, pred->value_span.offset, "field '%s' is a number: "
+				  "expected a number, not %s", pred->field,
+				  pred->value_kind == FILTER_VALUE_WORD ? "a word" : "a string");
+	return 0;
+}
+
+/* A number: for a number field, with no '~', of a sign the field takes. */
+static int check_number_value(struct check_ctx *ctx, const struct filter_pred *pred,
+			      const struct field_info *f)
+{
+	if (f->kind == FIELD_STRING && !op_fits_string(pred->op))
+		return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
+				  "to string field '%s' (use ==, != or ~)",
+				  filter_op_name(pred->op), pred->field);
+	if (f->kind == FIELD_STRING)
+		return check_fail(ctx, pred->value_span.offset,
+				  "field '%s' is a string: quote the value", pred->field);
+	if (pred->op == FILTER_OP_GLOB)
+		return check_fail(ctx, pred->op_span.offset, "operator '~' needs a string "
+				  "field; '%s' is a number", pred->field);
+	return check_sign(ctx, pred, f);
+}
+
+/* One predicate: its field exists, and its operator and value fit it. */
 static int check_pred(const struct filter_pred *pred, void *arg)
 {
 	struct check_ctx *ctx = arg;
-	struct tep_format_field *field = NULL;
-	struct field_info f;
-	enum field_kind kind;
-	int size;
+	struct field_info f = { 0 };
 
-	field = tep_find_any_field(ctx->event, pred->field);
-	if (field) {
-		f.kind = kind_of_type(field->type);
-		f.size = field->size;
-		f.is_signed = field->flags & TEP_FIELD_IS_SIGNED;
-		f.type = field->type;
-	} else if (!generic_field(pred->field, &f)) {
-		return check_fail(ctx, pred->field_span.offset, "field '%s' not in %s:%s",
-				  pred->field, ctx->subsys, ctx->name);
-	}
-	kind = f.kind;
-	size = f.size;
+	if (find_field(ctx, pred, &f))
+		return -1;
 	if (pred->suffix == FILTER_SUFFIX_FUNCTION)
-		return check_function(ctx, pred, size);
+		return check_function(ctx, pred, f.size);
 	switch (pred->value_kind) {
 	case FILTER_VALUE_CPUS:
-		if (kind == FIELD_STRING || kind == FIELD_STACKTRACE)
-			return check_fail(ctx, pred->value_span.offset, "CPUS{} needs a number, "
-					  "CPU or cpumask field; '%s' is a %s", pred->field,
-					  kind == FIELD_STRING ? "string" : "stack trace");
-		if (pred->op != FILTER_OP_EQ && pred->op != FILTER_OP_NE &&
-		    pred->op != FILTER_OP_BAND)
-			return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
-					  "to CPUS{} (use ==, != or &)", filter_op_name(pred->op));
-		return 0;
+		return check_cpus_value(ctx, pred, f.kind);
 	case FILTER_VALUE_STRING:
-	case FILTER_VALUE_WORD:	/* quoted on its way to the kernel */
-		if (!op_fits_string(pred->op))	/* filter_parse refuses it first */
-			return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
-					  "to strings: use ==, != or ~", filter_op_name(pred->op));
-		if (kind != FIELD_STRING)
-			return check_fail(ctx, pred->value_span.offset, "field '%s' is a number: "
-					  "expected a number, not %s", pred->field,
-					  pred->value_kind == FILTER_VALUE_WORD ? "a word" : "a string");
-		return 0;
+	case FILTER_VALUE_WORD:
+		return check_string_value(ctx, pred, f.kind);
 	case FILTER_VALUE_NUMBER:
-		if (kind == FIELD_STRING && !op_fits_string(pred->op))
-			return check_fail(ctx, pred->op_span.offset, "operator '%s' does not apply "
-					  "to string field '%s' (use ==, != or ~)",
-					  filter_op_name(pred->op), pred->field);
-		if (kind == FIELD_STRING)
-			return check_fail(ctx, pred->value_span.offset,
-					  "field '%s' is a string: quote the value", pred->field);
-		if (pred->op == FILTER_OP_GLOB)
-			return check_fail(ctx, pred->op_span.offset, "operator '~' needs a string "
-					  "field; '%s' is a number", pred->field);
-		return check_sign(ctx, pred, &f);
+		return check_number_value(ctx, pred, &f);
 	}
 	return 0;
 }
