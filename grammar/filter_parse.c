@@ -484,11 +484,7 @@ fail:
 
 static bool nest(struct fparser *p)
 {
-	if (++p->depth <= FILTER_NEST_MAX)
-		return true;
-	scan_fail(&p->sc, p->sc.pos, "filter nested too deeply (over %d levels of '(' and '!')",
-		  FILTER_NEST_MAX);
-	return false;
+	return scan_nest(&p->sc, &p->depth, FILTER_NEST_MAX, "filter");
 }
 
 /*
@@ -552,53 +548,51 @@ static struct filter_node *parse_unary_in(struct fparser *p, const char *after, 
 	return parse_pred(p, after);
 }
 
-/*
- * One level of a left-to-right n-ary operator: operand { tok operand }.
- * A single operand is returned as it is, without a node around it.
- */
-static struct filter_node *parse_nary(struct fparser *p, const char *after, const char *tok,
-				      enum filter_kind kind,
-				      struct filter_node *(*operand)(struct fparser *, const char *))
+/* scan_nary's view of this parser: filter nodes, each freed by whoever
+ * holds it. */
+static void *and_operand(void *p, const char *after)
 {
-	struct filter_node *first, *n = NULL, *child;
-	size_t first_at, first_end;
-
-	scan_skip_space(&p->sc);
-	first_at = p->sc.pos;
-	first = operand(p, after);
-	if (!first)
-		return NULL;
-	first_end = p->sc.pos;
-	for (;;) {
-		scan_skip_space(&p->sc);
-		if (!scan_looking_at(&p->sc, tok))
-			return n ? n : first;
-		p->sc.pos += 2;
-		if (!n) {
-			n = node_new(p, kind, first_at);
-			if (!n || !node_add(p, n, first, first_end)) {
-				filter_free(first);
-				filter_free(n);
-				return NULL;
-			}
-		}
-		child = operand(p, tok);
-		if (!child || !node_add(p, n, child, p->sc.pos)) {
-			filter_free(child);
-			filter_free(n);
-			return NULL;
-		}
-	}
+	return parse_unary(p, after);
 }
 
+static struct filter_node *parse_and(struct fparser *p, const char *after);
+
+static void *or_operand(void *p, const char *after)
+{
+	return parse_and(p, after);
+}
+
+static void *nary_node_new(void *p, int kind, size_t offset)
+{
+	return node_new(p, (enum filter_kind)kind, offset);
+}
+
+static bool nary_node_add(void *p, void *n, void *child, size_t end)
+{
+	return node_add(p, n, child, end);
+}
+
+static void nary_node_free(void *n)
+{
+	filter_free(n);
+}
+
+/* and = unary { "&&" unary } */
 static struct filter_node *parse_and(struct fparser *p, const char *after)
 {
-	return parse_nary(p, after, "&&", FILTER_AND, parse_unary);
+	static const struct scan_nary level = { "&&", FILTER_AND, and_operand, nary_node_new,
+						 nary_node_add, nary_node_free };
+
+	return scan_nary(&p->sc, p, &level, after);
 }
 
+/* or = and { "||" and } */
 static struct filter_node *parse_or(struct fparser *p, const char *after)
 {
-	return parse_nary(p, after, "||", FILTER_OR, parse_and);
+	static const struct scan_nary level = { "||", FILTER_OR, or_operand, nary_node_new,
+						 nary_node_add, nary_node_free };
+
+	return scan_nary(&p->sc, p, &level, after);
 }
 
 static struct filter_node *parse_top(struct fparser *p)

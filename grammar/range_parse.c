@@ -459,11 +459,7 @@ static struct range_gate *parse_range(struct rparser *p)
 
 static bool nest(struct rparser *p)
 {
-	if (++p->depth <= RANGE_NEST_MAX)
-		return true;
-	scan_fail(&p->sc, p->sc.pos,
-		  "spec nested too deeply (over %d levels of '(' and '!')", RANGE_NEST_MAX);
-	return false;
+	return scan_nest(&p->sc, &p->depth, RANGE_NEST_MAX, "spec");
 }
 
 /* factor = "!" factor | "(" gate ")" | range */
@@ -514,46 +510,46 @@ static struct range_gate *parse_factor(struct rparser *p, const char *after)
 	return NULL;
 }
 
-/* operand { tok operand }: one operand is returned without a node around it. */
-static struct range_gate *parse_nary(struct rparser *p, const char *after, const char *tok,
-				     enum range_gate_kind kind,
-				     struct range_gate *(*operand)(struct rparser *, const char *))
+/* scan_nary's view of this parser: gates, which the spec owns (no
+ * node_free: range_spec_free frees every node made). */
+static void *term_operand(void *p, const char *after)
 {
-	struct range_gate *first, *g = NULL, *child;
-	size_t first_at, first_end;
+	return parse_factor(p, after);
+}
 
-	scan_skip_space(&p->sc);
-	first_at = p->sc.pos;
-	first = operand(p, after);
-	if (!first)
-		return NULL;
-	first_end = p->sc.pos;
-	for (;;) {
-		scan_skip_space(&p->sc);
-		if (!scan_looking_at(&p->sc, tok))
-			return g ? g : first;
-		p->sc.pos += 2;
-		if (!g) {
-			g = gate_new(p, kind, first_at);
-			if (!g || !gate_add(p, g, first, first_end))
-				return NULL;
-		}
-		child = operand(p, tok);
-		if (!child || !gate_add(p, g, child, p->sc.pos))
-			return NULL;
-	}
+static struct range_gate *parse_term(struct rparser *p, const char *after);
+
+static void *gate_operand(void *p, const char *after)
+{
+	return parse_term(p, after);
+}
+
+static void *nary_gate_new(void *p, int kind, size_t offset)
+{
+	return gate_new(p, (enum range_gate_kind)kind, offset);
+}
+
+static bool nary_gate_add(void *p, void *g, void *child, size_t end)
+{
+	return gate_add(p, g, child, end);
 }
 
 /* term = factor { "&&" factor } */
 static struct range_gate *parse_term(struct rparser *p, const char *after)
 {
-	return parse_nary(p, after, "&&", RANGE_GATE_AND, parse_factor);
+	static const struct scan_nary level = { "&&", RANGE_GATE_AND, term_operand,
+						 nary_gate_new, nary_gate_add, NULL };
+
+	return scan_nary(&p->sc, p, &level, after);
 }
 
 /* gate = term { "||" term } */
 static struct range_gate *parse_gate(struct rparser *p, const char *after)
 {
-	return parse_nary(p, after, "||", RANGE_GATE_OR, parse_term);
+	static const struct scan_nary level = { "||", RANGE_GATE_OR, gate_operand,
+						 nary_gate_new, nary_gate_add, NULL };
+
+	return scan_nary(&p->sc, p, &level, after);
 }
 
 /* spec = events [ "@" gate ] */

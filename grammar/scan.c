@@ -88,6 +88,55 @@ bool scan_looking_at(const struct scan *sc, const char *tok)
 	return sc->len - sc->pos >= n && memcmp(sc->s + sc->pos, tok, n) == 0;
 }
 
+bool scan_nest(struct scan *sc, int *depth, int max, const char *what)
+{
+	if (++*depth <= max)
+		return true;
+	scan_fail(sc, sc->pos, "%s nested too deeply (over %d levels of '(' and '!')", what, max);
+	return false;
+}
+
+/* ---- n-ary operators ----------------------------------------------------------- */
+
+static void nary_drop(const struct scan_nary *level, void *node)
+{
+	if (level->node_free && node)
+		level->node_free(node);
+}
+
+void *scan_nary(struct scan *sc, void *parser, const struct scan_nary *level, const char *after)
+{
+	void *first, *node = NULL, *child;
+	size_t first_at, first_end;
+
+	scan_skip_space(sc);
+	first_at = sc->pos;
+	first = level->operand(parser, after);
+	if (!first)
+		return NULL;
+	first_end = sc->pos;
+	for (;;) {
+		scan_skip_space(sc);
+		if (!scan_looking_at(sc, level->tok))
+			return node ? node : first;
+		sc->pos += strlen(level->tok);
+		if (!node) {
+			node = level->node_new(parser, level->kind, first_at);
+			if (!node || !level->node_add(parser, node, first, first_end)) {
+				nary_drop(level, first);
+				nary_drop(level, node);
+				return NULL;
+			}
+		}
+		child = level->operand(parser, level->tok);
+		if (!child || !level->node_add(parser, node, child, sc->pos)) {
+			nary_drop(level, child);
+			nary_drop(level, node);
+			return NULL;
+		}
+	}
+}
+
 /* ---- allocating --------------------------------------------------------------- */
 
 char *scan_copy(struct scan *sc, const char *s, size_t n)

@@ -73,6 +73,41 @@ void scan_skip_space(struct scan *sc);
 /* Does the text at the position start with tok?  (The position stays.) */
 bool scan_looking_at(const struct scan *sc, const char *tok);
 
+/*
+ * Enter one more level of '(' or '!': true, or false with "WHAT nested too
+ * deeply (over MAX levels of '(' and '!')" recorded.  *depth counts up
+ * either way; the caller counts it down when it leaves the level.
+ */
+bool scan_nest(struct scan *sc, int *depth, int max, const char *what);
+
+/* ---- n-ary operators --------------------------------------------------------- */
+
+/*
+ * One level of a left-to-right n-ary operator, operand { tok operand }, as
+ * both grammars have it ("&&" and "||"), for either's tree: the parser
+ * passes itself and its node functions, and gets its own nodes back.
+ */
+struct scan_nary {
+	const char *tok;	/* "&&" */
+	int kind;		/* the node's kind, given to node_new */
+	/* Parse one operand, which follows the text after ("(", "&&"). */
+	void *(*operand)(void *parser, const char *after);
+	void *(*node_new)(void *parser, int kind, size_t offset);
+	/* Append child, which ends at byte end, to node; false on failure
+	 * (child is still the caller's). */
+	bool (*node_add)(void *parser, void *node, void *child, size_t end);
+	/* Free a subtree the parse gives up; NULL when the parser owns every
+	 * node it made anyway. */
+	void (*node_free)(void *node);
+};
+
+/*
+ * Parse the level at sc->pos: a single operand is returned as it is,
+ * without a node around it; two or more under one node of level->kind.
+ * NULL when one fails (its error recorded).
+ */
+void *scan_nary(struct scan *sc, void *parser, const struct scan_nary *level, const char *after);
+
 /* ---- allocating (failure is recorded with scan_fail_nomem) ----------------- */
 
 /* A NUL-terminated copy of s[0..n), or NULL. */
