@@ -171,22 +171,40 @@ static void names_free(char **names, long n)
 	free(names);
 }
 
-/* names joined by ", " into buf (cut when it does not fit). */
-static const char *names_join(char *buf, size_t cap, char **names, long n,
-			      const char *const *extra)
+/* Append name to the list at *end, after ", " unless it is the first. */
+static void names_append(char *list, char **end, const char *name)
 {
-	size_t len = 0;
+	size_t n = strlen(name);
 
-	buf[0] = '\0';
+	if (*end > list) {
+		memcpy(*end, ", ", 2);
+		*end += 2;
+	}
+	memcpy(*end, name, n + 1);
+	*end += n;
+}
+
+/* names, then extra (NULL-terminated; may be NULL), joined by ", " in a
+ * new string, whole however many there are; NULL when out of memory. */
+static char *names_join(char **names, long n, const char *const *extra)
+{
+	size_t len = 1;
+	char *list, *end;
+
 	for (long i = 0; i < n; i++)
-		len += (size_t)snprintf(buf + (len < cap ? len : cap - 1),
-					len < cap ? cap - len : 1, "%s%s", len ? ", " : "",
-					names[i]);
-	for (; extra && *extra; extra++)
-		len += (size_t)snprintf(buf + (len < cap ? len : cap - 1),
-					len < cap ? cap - len : 1, "%s%s", len ? ", " : "",
-					*extra);
-	return buf;
+		len += strlen(names[i]) + 2;
+	for (const char *const *e = extra; e && *e; e++)
+		len += strlen(*e) + 2;
+	list = malloc(len);
+	if (!list)
+		return NULL;
+	end = list;
+	*end = '\0';
+	for (long i = 0; i < n; i++)
+		names_append(list, &end, names[i]);
+	for (const char *const *e = extra; e && *e; e++)
+		names_append(list, &end, *e);
+	return list;
 }
 
 /* ---- PMU formats ---------------------------------------------------------------- */
@@ -269,16 +287,20 @@ struct pmu_ctx {
 /* The unknown-term message: the terms the PMU's format has. */
 static int unknown_term(struct pmu_ctx *c, const struct event_term *t, size_t at)
 {
-	char dir[4096], list[400];
-	char **names;
+	char dir[4096], *list, **names;
 	long n;
+	int rc;
 
 	snprintf(dir, sizeof(dir), "%s/%s/format", c->root, c->pmu);
 	n = list_dir(dir, NULL, false, true, &names);
-	names_join(list, sizeof(list), names, n < 0 ? 0 : n, static_terms);
+	list = names_join(names, n < 0 ? 0 : n, static_terms);
 	names_free(names, n);
-	return fail(c->err, at, "unknown term '%s' for PMU '%s' (terms: %s)", t->key, c->pmu,
-		    list);
+	if (!list)
+		return fail(c->err, at, "out of memory");
+	rc = fail(c->err, at, "unknown term '%s' for PMU '%s' (terms: %s)", t->key, c->pmu,
+		  list);
+	free(list);
+	return rc;
 }
 
 static int apply_terms(struct pmu_ctx *c, const struct event_term *terms, size_t n,
@@ -442,7 +464,7 @@ int event_resolve_pmu(const char *pmus_root, const struct event_desc *ev,
 {
 	struct pmu_ctx c = { pmus_root ? pmus_root : EVENT_RESOLVE_SYSFS, ev->pmu, ev, attr,
 			     name, err };
-	char path[4096], list[400], *text, *end;
+	char path[4096], *list, *text, *end;
 	char **names;
 	unsigned long type;
 	long n;
@@ -454,10 +476,13 @@ int event_resolve_pmu(const char *pmus_root, const struct event_desc *ev,
 		if (n < 0)
 			return fail(err, ev->pmu_span.offset, "unknown PMU '%s' (cannot read %s)",
 				    ev->pmu, c.root);
-		names_join(list, sizeof(list), names, n, NULL);
+		list = names_join(names, n, NULL);
 		names_free(names, n);
-		return fail(err, ev->pmu_span.offset, "unknown PMU '%s' (PMUs: %s)", ev->pmu,
-			    list);
+		if (!list)
+			return fail(err, ev->pmu_span.offset, "out of memory");
+		fail(err, ev->pmu_span.offset, "unknown PMU '%s' (PMUs: %s)", ev->pmu, list);
+		free(list);
+		return -1;
 	}
 	type = strtoul(text, &end, 10);
 	if (end == text || *end) {
