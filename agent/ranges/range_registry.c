@@ -173,7 +173,8 @@ int range_registry_open(struct range_registry *reg, struct counter *counters,
 			size_t nr_counters, pid_t workload, struct event_base *base)
 {
 	const struct options *opts = reg->opts;
-	struct range_set_error err = { 0 };
+	struct pg_error err = { 0 };
+	size_t bad_spec = 0;
 	struct range_set_target target;
 	struct range_set *rs;
 	pid_t *roots = NULL;
@@ -182,11 +183,10 @@ int range_registry_open(struct range_registry *reg, struct counter *counters,
 
 	if (!reg->nr_startup_specs)
 		return 0;
-	rs = range_set_compile(reg->startup_specs, reg->nr_startup_specs, NULL, &err);
+	rs = range_set_compile(reg->startup_specs, reg->nr_startup_specs, NULL, &bad_spec, &err);
 	if (!rs) {
-		struct pg_error perr = { err.offset, err.reason };
-
-		print_spec_error(reg->startup_specs[err.spec]->text, &perr);
+		print_spec_error(reg->startup_specs[bad_spec]->text, &err);
+		pg_error_clear(&err);
 		return -1;
 	}
 	reg->startup_specs = NULL;		/* the set owns them now */
@@ -269,9 +269,11 @@ static struct range_set *find_set(const struct range_registry *reg, const char *
 	return NULL;
 }
 
-static int compile_error(const char *text, const struct pg_error *err, char *reason, size_t cap)
+/* The error as an "err" reply's text, err cleared; returns -1. */
+static int compile_error(const char *text, struct pg_error *err, char *reason, size_t cap)
 {
 	range_error_format_line(text, strlen(text), err, reason, cap);
+	pg_error_clear(err);
 	return -1;
 }
 
@@ -298,27 +300,23 @@ static int refuse_load(const struct range_registry *reg, const char *name, char 
 static struct range_set *compile_loaded(const char *name, const char *text, char *reason,
 					size_t cap)
 {
-	struct range_set_error err = { 0 };
-	struct pg_error rerr = { 0 };
+	struct pg_error err = { 0 };
 	struct range_spec **specs = calloc(1, sizeof(*specs));
 	struct range_set *rs;
 
 	if (!specs)
 		return snprintf(reason, cap, "out of memory"), NULL;
-	specs[0] = range_parse(text, &rerr);
+	specs[0] = range_parse(text, &err);
 	if (!specs[0]) {
 		free(specs);
-		compile_error(text, &rerr, reason, cap);
-		pg_error_clear(&rerr);
+		compile_error(text, &err, reason, cap);
 		return NULL;
 	}
-	rs = range_set_compile(specs, 1, name, &err);
+	rs = range_set_compile(specs, 1, name, NULL, &err);
 	if (!rs) {
-		struct pg_error perr = { err.offset, err.reason };
-
 		range_spec_free(specs[0]);
 		free(specs);
-		compile_error(text, &perr, reason, cap);
+		compile_error(text, &err, reason, cap);
 	}
 	return rs;
 }

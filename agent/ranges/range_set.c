@@ -12,14 +12,6 @@
 #include "agent/ranges/range_bpf.h"
 #include "agent/ranges/range_set.h"
 
-static int set_error(struct range_set_error *err, size_t spec, size_t offset, const char *reason)
-{
-	err->spec = spec;
-	err->offset = offset;
-	snprintf(err->reason, sizeof(err->reason), "%s", reason);
-	return -1;
-}
-
 static bool same_event(const struct event_def *a, const char *a_filter,
 		       const struct event_def *b, const char *b_filter)
 {
@@ -63,24 +55,20 @@ static size_t member_for(struct range_set *rs, struct event_def *def, char *filt
 }
 
 /* A trigger: its tracepoint resolved, its filter checked, its role set. */
-static int compile_trigger(struct range_set *rs, size_t s, const struct range_trigger *t,
-			   unsigned leaf_base, struct range_set_error *err)
+static int compile_trigger(struct range_set *rs, const struct range_trigger *t,
+			   unsigned leaf_base, struct pg_error *err)
 {
 	struct pg_error eerr = { 0 };
-	struct pg_error ferr = { 0 };
 	struct event_def def;
 	size_t m;
 
 	if (events_resolve_name(t->tracepoint, strlen(t->tracepoint), &def, &eerr)) {
 		events_def_free(&def);
-		set_error(err, s, t->offset + eerr.offset, eerr.message);
-		pg_error_clear(&eerr);
+		pg_error_move(err, &eerr, t->offset);	/* its offset in the spec */
 		return -1;
 	}
-	if (t->filter && filter_check(t->subsys, t->name, t->filter, &ferr)) {
+	if (t->filter && filter_check(t->subsys, t->name, t->filter, err)) {
 		events_def_free(&def);
-		set_error(err, s, ferr.offset, ferr.message);
-		pg_error_clear(&ferr);
 		return -1;
 	}
 	m = member_for(rs, &def, t->filter ? events_kernel_filter(t->filter) : NULL, t);
@@ -92,7 +80,7 @@ static int compile_trigger(struct range_set *rs, size_t s, const struct range_tr
 }
 
 static int compile_events(struct range_set *rs, size_t s, const struct range_spec *spec,
-			  struct range_set_error *err)
+			  struct pg_error *err)
 {
 	rs->shown[s] = calloc(spec->nevents ? spec->nevents : 1, sizeof(size_t));
 	for (size_t i = 0; i < spec->nevents; i++) {
@@ -103,8 +91,7 @@ static int compile_events(struct range_set *rs, size_t s, const struct range_spe
 
 		if (events_resolve_name(ev->name, strlen(ev->name), &def, &eerr)) {
 			events_def_free(&def);
-			set_error(err, s, ev->offset + eerr.offset, eerr.message);
-			pg_error_clear(&eerr);
+			pg_error_move(err, &eerr, ev->offset);	/* its offset in the spec */
 			return -1;
 		}
 		m = member_for(rs, &def, NULL, NULL);
@@ -114,20 +101,22 @@ static int compile_events(struct range_set *rs, size_t s, const struct range_spe
 	return 0;
 }
 
-static int compile_spec(struct range_set *rs, size_t s, struct range_set_error *err)
+static int compile_spec(struct range_set *rs, size_t s, struct pg_error *err)
 {
 	const struct range_spec *spec = rs->specs[s];
 	unsigned base = (unsigned)rs->nr_leaves;
 
-	if (rs->nr_leaves + spec->nranges > RANGE_LEAVES_MAX)
-		return set_error(err, s, spec->at_offset, "too many ranges in one set (over 64)");
+	if (rs->nr_leaves + spec->nranges > RANGE_LEAVES_MAX) {
+		pg_error_set(err, spec->at_offset, "too many ranges in one set (over 64)");
+		return -1;
+	}
 	for (size_t i = 0; i < spec->nranges; i++) {
 		rs->leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
 		rs->leaves[base + i].has_stopper = spec->ranges[i]->stopper != NULL;
 	}
 	rs->nr_leaves += spec->nranges;
 	for (size_t i = 0; i < spec->ntriggers; i++)
-		if (compile_trigger(rs, s, spec->triggers[i], base, err))
+		if (compile_trigger(rs, spec->triggers[i], base, err))
 			return -1;
 	rs->views[s] = (struct range_view_def){ spec->gate, base };
 	return compile_events(rs, s, spec, err);
@@ -155,7 +144,7 @@ static void add_exit_sampler(struct range_set *rs)
 }
 
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
-				    struct range_set_error *err)
+				    size_t *err_spec, struct pg_error *err)
 {
 	struct range_set *rs = calloc(1, sizeof(*rs));
 
@@ -169,6 +158,8 @@ struct range_set *range_set_compile(struct range_spec **specs, size_t n, const c
 	add_exit_sampler(rs);
 	for (size_t s = 0; s < n; s++) {
 		if (compile_spec(rs, s, err)) {
+			if (err_spec)
+				*err_spec = s;
 			rs->specs = NULL;	/* still the caller's: it shows the error */
 			range_set_free(rs);
 			return NULL;

@@ -24,6 +24,7 @@
 #include "agent/count/counter.h"
 #include "agent/ranges/range_account.h"
 #include "agent/ranges/range_groups.h"
+#include "common/error.h"
 #include "grammar/range_parse.h"
 
 struct event_base;
@@ -54,17 +55,12 @@ struct range_set {
 	bool per_cpu;			/* range state per CPU, not per thread */
 };
 
-/* Where compiling failed: spec index, byte offset in it, reason. */
-struct range_set_error {
-	size_t spec;
-	size_t offset;
-	char reason[512];	/* an event_error's reason fits */
-};
-
 /* Takes ownership of specs (an array of n) on success; on failure they
- * stay the caller's, so that it can show the spec with the error. */
+ * stay the caller's, so that it can show the spec with the error: *err
+ * is about specs[*err_spec] (err_spec may be NULL), at an offset in its
+ * text. */
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
-				    struct range_set_error *err);
+				    size_t *err_spec, struct pg_error *err);
 enum range_scope { RANGE_SCOPE_AUTO, RANGE_SCOPE_THREAD, RANGE_SCOPE_CPU };
 enum range_backend { RANGE_BACKEND_AUTO, RANGE_BACKEND_BPF, RANGE_BACKEND_SAMPLE };
 
