@@ -22,7 +22,6 @@
 
 #include "agent/count/counter.h"
 #include "agent/base/log.h"
-#include "agent/ranges/range_set.h"
 
 /*
  * libperf.a exports this but declares it only in an internal header that
@@ -118,9 +117,11 @@ static int counter_apply_filter(struct counter *c, const struct counter_target *
 	return 0;
 }
 
-void counter_back_with_range(struct counter *c, struct range_set *rs, size_t member)
+void counter_back_with(struct counter *c, const struct counter_backing_ops *ops, void *obj,
+		       size_t member)
 {
-	c->backing = rs;
+	c->backing = ops;
+	c->backing_obj = obj;
 	c->backing_member = member;
 }
 
@@ -352,7 +353,7 @@ int counter_open(struct counter *c, const struct counter_target *target)
 
 	c->users = 0;
 	if (c->backing) {
-		c->supported = range_set_member_supported(c->backing, c->backing_member);
+		c->supported = c->backing->supported(c->backing_obj, c->backing_member);
 		return 0;
 	}
 	if (c->def.tool != EVENT_TOOL_NONE) {
@@ -788,14 +789,14 @@ void counter_tool_end(struct counter *c, const struct timespec *ended, uint64_t 
 	c->tool.rusage_ns = c->def.tool == EVENT_TOOL_USER_TIME ? user_ns : sys_ns;
 }
 
-/* The counter's value from the kernel (or its range set) now; a group
+/* The counter's value from the kernel (or its backing) now; a group
  * member may take its group's read from earlier in the reading, unless
  * fresh. */
 static void counter_read_now(struct counter *c, struct counter_value *value, bool fresh)
 {
 	memset(value, 0, sizeof(*value));
 	if (c->backing) {
-		range_set_read_member(c->backing, c->backing_member, value);
+		c->backing->read(c->backing_obj, c->backing_member, value);
 		return;
 	}
 	if (c->group) {

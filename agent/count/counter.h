@@ -18,7 +18,6 @@
 #include "agent/events/events.h"
 
 struct perf_evsel;
-struct range_set;
 struct perf_cpu_map;
 struct perf_thread_map;
 
@@ -27,6 +26,19 @@ struct counter_value {
 	uint64_t val;	/* count */
 	uint64_t ena;	/* ns enabled */
 	uint64_t run;	/* ns running on the PMU */
+};
+
+/*
+ * What a counter reads when something else already counts its event
+ * (the start-up range set, agent/ranges/): member is that thing's own
+ * number for the event.  The count layer calls through these and knows
+ * nothing of what implements them.
+ */
+struct counter_backing_ops {
+	/* Can obj count member on this machine? */
+	bool (*supported)(const void *obj, size_t member);
+	/* member's value now, as counter_read would give it. */
+	void (*read)(void *obj, size_t member, struct counter_value *value);
 };
 
 struct counter {
@@ -59,7 +71,8 @@ struct counter {
 	 * member instead of a perf fd of its own, so that its plain view and
 	 * its range views share one physical counter.  That member stays
 	 * enabled as long as the ranges are loaded. */
-	struct range_set *backing;
+	const struct counter_backing_ops *backing;	/* NULL: a perf fd of its own */
+	void *backing_obj;
 	size_t backing_member;
 	/* Its value in the current reading (counter_reading_begin), when
 	 * reading_id is that reading's: the kernel is asked once per command. */
@@ -106,8 +119,9 @@ struct counter_group {
 	unsigned long reading_id;
 };
 
-/* Make c a view of range set member m (before counter_open). */
-void counter_back_with_range(struct counter *c, struct range_set *rs, size_t member);
+/* Make c a view of member m of obj, read through ops (before counter_open). */
+void counter_back_with(struct counter *c, const struct counter_backing_ops *ops, void *obj,
+		       size_t member);
 /* Open disabled.  An event the machine lacks leaves supported == false and
  * returns 0; other failures print why and return -1. */
 int counter_open(struct counter *c, const struct counter_target *target);
@@ -163,7 +177,7 @@ void counter_read(struct counter *c, struct counter_value *value);
  * duration_time on the first CPU only and whole on every thread.
  * Returns 0, or -1 when c has no value there: on other CPUs for a tool event,
  * a counter the machine lacks or that could not open, and a counter read
- * from a range set (c->backing), which is not kept per CPU. */
+ * through a backing (c->backing), which is not kept per CPU. */
 int counter_read_index(struct counter *c, int cpu, int thread, struct counter_value *value);
 /* Tool events: the run's start (a view open at exec counts from there),
  * and its end, with the workload's CPU times; no-ops for other counters. */

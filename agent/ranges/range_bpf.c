@@ -31,7 +31,7 @@
 #include "agent/ranges/range_bpf_abi.h"
 #include "agent/ranges/range_compile.h"
 #include "agent/ranges/range_gate.skel.h"
-#include "agent/ranges/range_set.h"
+#include "agent/ranges/range_layout.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
@@ -95,26 +95,26 @@ static void explain_refusal(int err, const char *what, char *why, size_t cap)
 		snprintf(why, cap, "%s: %s", what, strerror(err));
 }
 
-static int open_counters(struct range_bpf *b, const struct range_set *rs, char *why, size_t cap)
+static int open_counters(struct range_bpf *b, const struct range_layout *layout, char *why, size_t cap)
 {
 	int nr_online = perf_cpu_map__nr(b->online);
 
 	b->fds = malloc(b->nr_events * (size_t)b->nr_cpus * sizeof(int));
 	for (size_t i = 0; i < b->nr_events * (size_t)b->nr_cpus; i++)
 		b->fds[i] = -1;
-	for (size_t m = 1; m <= rs->nr_events; m++) {
+	for (size_t m = 1; m <= layout->nr_events; m++) {
 		int e = b->event_of_member[m];
 		bool all = true;
 
 		if (e < 0)
 			continue;
-		if (range_compile_counted_in_bpf(rs, m)) {
+		if (range_compile_counted_in_bpf(layout, m)) {
 			b->supported |= 1u << e;	/* counted by the programs */
 			continue;
 		}
 		for (int i = 0; i < nr_online; i++) {
 			int cpu = perf_cpu_map__cpu(b->online, i).cpu;
-			struct perf_event_attr attr = rs->defs[m - 1].attr;
+			struct perf_event_attr attr = layout->defs[m - 1].attr;
 			int fd;
 
 			attr.size = sizeof(attr);
@@ -130,7 +130,7 @@ static int open_counters(struct range_bpf *b, const struct range_set *rs, char *
 				if (errno == EACCES || errno == EPERM) {
 					snprintf(why, cap, "cannot count '%s' on every CPU: %s (lower "
 						 "kernel.perf_event_paranoid or grant CAP_PERFMON)",
-						 rs->defs[m - 1].name, strerror(errno));
+						 layout->defs[m - 1].name, strerror(errno));
 					return -1;
 				}
 				all = false;	/* the machine lacks it: <not supported> */
@@ -190,7 +190,7 @@ static int attach_switches(struct range_bpf *b, char *why, size_t cap)
 	return 0;
 }
 
-static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why, size_t cap)
+static int attach_all(struct range_bpf *b, const struct range_layout *layout, char *why, size_t cap)
 {
 	struct range_gate_bpf *skel = b->skel;
 	char what[300];
@@ -211,7 +211,7 @@ static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why
 	    attach(b, bpf_program__attach(skel->progs.on_sys_exit),
 		   "cannot attach to raw_syscalls:sys_exit", why, cap))
 		return -1;
-	for (size_t m = 1; m <= rs->nr_events; m++) {
+	for (size_t m = 1; m <= layout->nr_events; m++) {
 		LIBBPF_OPTS(bpf_tracepoint_opts, opts, .bpf_cookie = b->first_of[m]);
 		char subsys[64] = "", name[256] = "";
 		bool first = true;
@@ -220,11 +220,11 @@ static int attach_all(struct range_bpf *b, const struct range_set *rs, char *why
 			continue;
 		for (size_t k = 1; k < m; k++)
 			first &= b->first_of[k] != b->first_of[m];
-		if (!first || range_compile_routed(cfg, rs->defs[m - 1].name, b->first_of[m]))
+		if (!first || range_compile_routed(cfg, layout->defs[m - 1].name, b->first_of[m]))
 			continue;	/* attached already, or a syscall program's */
 		/* A resolved tracepoint's name is "subsys:name", as written. */
-		sscanf(rs->defs[m - 1].name, "%63[^:]:%255[^:]", subsys, name);
-		snprintf(what, sizeof(what), "cannot attach to %s", rs->defs[m - 1].name);
+		sscanf(layout->defs[m - 1].name, "%63[^:]:%255[^:]", subsys, name);
+		snprintf(what, sizeof(what), "cannot attach to %s", layout->defs[m - 1].name);
 		if (attach(b, bpf_program__attach_tracepoint_opts(skel->progs.on_trigger,
 								  subsys, name, &opts),
 			   what, why, cap))
@@ -292,24 +292,24 @@ static bool cpus_offline(struct perf_cpu_map *list, char *why, size_t cap)
 
 /* Does a member's tracepoint need a program of its own (not routed
  * through the raw syscall programs)? */
-static bool needs_tracepoint_program(const struct range_bpf *b, const struct range_set *rs,
+static bool needs_tracepoint_program(const struct range_bpf *b, const struct range_layout *layout,
 				     const struct rb_config *cfg)
 {
-	for (size_t m = 1; m <= rs->nr_events; m++)
+	for (size_t m = 1; m <= layout->nr_events; m++)
 		if (b->first_of[m] != SIZE_MAX &&
-		    !range_compile_routed(cfg, rs->defs[m - 1].name, b->first_of[m]))
+		    !range_compile_routed(cfg, layout->defs[m - 1].name, b->first_of[m]))
 			return true;
 	return false;
 }
 
 /* The verifier's time is most of a set's start-up (bench/ranges.md):
  * programs the set does not use are not loaded. */
-static void load_only_what_is_used(struct range_bpf *b, const struct range_set *rs,
+static void load_only_what_is_used(struct range_bpf *b, const struct range_layout *layout,
 				   const struct rb_config *cfg)
 {
 	struct range_gate_bpf *skel = b->skel;
 
-	bpf_program__set_autoload(skel->progs.on_trigger, needs_tracepoint_program(b, rs, cfg));
+	bpf_program__set_autoload(skel->progs.on_trigger, needs_tracepoint_program(b, layout, cfg));
 	bpf_program__set_autoload(skel->progs.on_sys_enter,
 				  range_compile_any_routed(cfg->syscall_enter));
 	bpf_program__set_autoload(skel->progs.on_sys_exit,
@@ -317,7 +317,7 @@ static void load_only_what_is_used(struct range_bpf *b, const struct range_set *
 	bpf_program__set_autoload(skel->progs.on_switch_out, b->perf_mask != 0);
 }
 
-struct range_bpf *range_bpf_open(const struct range_set *rs,
+struct range_bpf *range_bpf_open(const struct range_layout *layout,
 				 const struct range_set_target *target, bool *unfit,
 				 char *why, size_t cap)
 {
@@ -337,8 +337,8 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	/* -C: counters, switch events and flushes on the listed CPUs only. */
 	b->online = target->cpu_list ? perf_cpu_map__new(target->cpu_list) :
 				       perf_cpu_map__new_online_cpus();
-	b->event_of_member = calloc(rs->nr_events + 1, sizeof(int));
-	b->first_of = calloc(rs->nr_events + 1, sizeof(size_t));
+	b->event_of_member = calloc(layout->nr_events + 1, sizeof(int));
+	b->first_of = calloc(layout->nr_events + 1, sizeof(size_t));
 	if (!b->event_of_member || !b->first_of) {
 		snprintf(why, cap, "out of memory");
 		goto fail;
@@ -352,11 +352,11 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 		goto fail;
 	}
 	*unfit = false;
-	if (range_compile(rs, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap)) {
+	if (range_compile(layout, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap)) {
 		*unfit = true;
 		goto fail;
 	}
-	if (open_counters(b, rs, why, cap))
+	if (open_counters(b, layout, why, cap))
 		goto fail;
 	b->skel = range_gate_bpf__open();
 	if (!b->skel) {
@@ -367,7 +367,7 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	b->skel->rodata->nr_events = (__u32)b->nr_events;
 	b->skel->rodata->perf_mask = b->perf_mask;
 	b->skel->rodata->all_tasks = target->cpu_wide;
-	b->skel->rodata->cpu_scope = range_set_per_cpu(rs);
+	b->skel->rodata->cpu_scope = layout->per_cpu;
 	for (size_t i = 0; i < RB_TRIGGERS_MAX; i++)
 		b->skel->rodata->has_filters |= cfg->triggers[i].nr_filter_ops > 0;
 	b->skel->rodata->cpu_list = target->cpu_list != NULL;
@@ -380,7 +380,7 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 	b->skel->bss->cfg = *cfg;
 	bpf_map__set_max_entries(b->skel->maps.counters,
 				 (__u32)(b->nr_events ? b->nr_events : 1) * (__u32)b->nr_cpus);
-	load_only_what_is_used(b, rs, cfg);
+	load_only_what_is_used(b, layout, cfg);
 	err = range_gate_bpf__load(b->skel);
 	if (err) {
 		explain_refusal(-err > 0 ? -err : errno, "the kernel refused the range programs",
@@ -403,7 +403,7 @@ struct range_bpf *range_bpf_open(const struct range_set *rs,
 				mark_task(b, target->roots[i], RB_TASK_AT_EXEC);
 		}
 	}
-	if (attach_all(b, rs, why, cap))
+	if (attach_all(b, layout, why, cap))
 		goto fail;
 	if (!target->cpu_wide && !target->enable_on_exec)
 		mark_threads(b, target);

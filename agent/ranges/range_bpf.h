@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct range_set;
+struct range_layout;
 struct range_set_target;
 struct range_bpf;
 
@@ -28,7 +28,7 @@ struct range_bpf;
  * programs do not express (limits of the tables, filter forms), decided
  * before anything opens, from a kernel that refused.
  */
-struct range_bpf *range_bpf_open(const struct range_set *rs,
+struct range_bpf *range_bpf_open(const struct range_layout *layout,
 				 const struct range_set_target *target, bool *unfit,
 				 char *why, size_t cap);
 /* "range unload", and the end of the run: a last refresh, then the

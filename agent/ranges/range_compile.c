@@ -12,7 +12,7 @@
 #include <tracefs.h>
 
 #include "agent/ranges/range_compile.h"
-#include "agent/ranges/range_set.h"
+#include "agent/ranges/range_layout.h"
 
 /* This architecture's syscall numbers, from <asm/unistd.h> at build time. */
 static const struct syscall_entry {
@@ -244,9 +244,9 @@ static int emit_filter(struct compiler *c, const struct format *f, const struct 
 
 /* A counted tracepoint is counted in BPF, hit by hit; any other counted
  * event by a per-CPU perf counter. */
-bool range_compile_counted_in_bpf(const struct range_set *rs, size_t m)
+bool range_compile_counted_in_bpf(const struct range_layout *layout, size_t m)
 {
-	return rs->members[m].counted && rs->defs[m - 1].is_tracepoint;
+	return layout->members[m].counted && layout->defs[m - 1].is_tracepoint;
 }
 
 static int leaf_list(struct compiler *c, uint64_t mask, __u8 *list, __u8 *nr)
@@ -262,28 +262,28 @@ static int leaf_list(struct compiler *c, uint64_t mask, __u8 *list, __u8 *nr)
 	return 0;
 }
 
-static bool same_trigger_tracepoint(const struct range_set *rs, size_t a, size_t b)
+static bool same_trigger_tracepoint(const struct range_layout *layout, size_t a, size_t b)
 {
-	return rs->defs[a - 1].attr.type == rs->defs[b - 1].attr.type &&
-	       rs->defs[a - 1].attr.config == rs->defs[b - 1].attr.config;
+	return layout->defs[a - 1].attr.type == layout->defs[b - 1].attr.type &&
+	       layout->defs[a - 1].attr.config == layout->defs[b - 1].attr.config;
 }
 
-static bool is_trigger(const struct range_set *rs, size_t m)
+static bool is_trigger(const struct range_layout *layout, size_t m)
 {
-	return rs->members[m].starts || rs->members[m].stops;
+	return layout->members[m].starts || layout->members[m].stops;
 }
 
 /* Does a program go on member m's tracepoint? */
-static bool needs_program(const struct range_set *rs, size_t m)
+static bool needs_program(const struct range_layout *layout, size_t m)
 {
-	return is_trigger(rs, m) || range_compile_counted_in_bpf(rs, m);
+	return is_trigger(layout, m) || range_compile_counted_in_bpf(layout, m);
 }
 
-static int compile_trigger(struct compiler *c, const struct range_set *rs, size_t m,
+static int compile_trigger(struct compiler *c, const struct range_layout *layout, size_t m,
 			   struct rb_trigger *t, __u32 *nr_ops)
 {
-	const struct range_member *mem = &rs->members[m];
-	const struct range_trigger *trig = rs->trigger_of[m - 1];
+	const struct range_member *mem = &layout->members[m];
+	const struct range_trigger *trig = layout->trigger_of[m - 1];
 	struct format f = { 0 };
 	int rc;
 
@@ -340,78 +340,78 @@ bool range_compile_any_routed(const __u8 *table)
  * order), the first of each carrying the events counted at its hits;
  * first_of[m] is the index of member m's tracepoint's first trigger.
  */
-static int compile_triggers(struct compiler *c, const struct range_set *rs,
+static int compile_triggers(struct compiler *c, const struct range_layout *layout,
 			    const int *event_of_member, size_t *first_of)
 {
 	struct rb_config *cfg = c->cfg;
 	__u32 nr_ops = 0;
 	size_t n = 0;
 
-	for (size_t head = 1; head <= rs->nr_events; head++) {
+	for (size_t head = 1; head <= layout->nr_events; head++) {
 		size_t first = n;
 
-		if (!needs_program(rs, head) || first_of[head] != SIZE_MAX)
+		if (!needs_program(layout, head) || first_of[head] != SIZE_MAX)
 			continue;
-		for (size_t m = head; m <= rs->nr_events; m++) {
-			if (!needs_program(rs, m) || !same_trigger_tracepoint(rs, head, m))
+		for (size_t m = head; m <= layout->nr_events; m++) {
+			if (!needs_program(layout, m) || !same_trigger_tracepoint(layout, head, m))
 				continue;
 			first_of[m] = first;
-			if (range_compile_counted_in_bpf(rs, m))
+			if (range_compile_counted_in_bpf(layout, m))
 				cfg->triggers[first].count_events |= 1u << event_of_member[m];
-			if (!is_trigger(rs, m) && n > first)
+			if (!is_trigger(layout, m) && n > first)
 				continue;	/* counted only: the head carries it */
 			if (n >= RB_TRIGGERS_MAX)
 				return refuse(c, "more than %d triggers", RB_TRIGGERS_MAX);
 			if (n - first >= RB_CHAIN_MAX)
 				return refuse(c, "more than %d filters on %s", RB_CHAIN_MAX,
-					      rs->defs[m - 1].name);
-			if (compile_trigger(c, rs, m, &cfg->triggers[n++], &nr_ops))
+					      layout->defs[m - 1].name);
+			if (compile_trigger(c, layout, m, &cfg->triggers[n++], &nr_ops))
 				return -1;
 		}
 		cfg->triggers[first].nr_chain = (__u8)(n - first);
-		route_syscall(cfg, rs->defs[head - 1].name, first);
+		route_syscall(cfg, layout->defs[head - 1].name, first);
 	}
 	return 0;
 }
 
 /* Number the counted members 0..n-1 (event_of_member[m], -1 if none). */
-static size_t number_events(const struct range_set *rs, int *event_of_member)
+static size_t number_events(const struct range_layout *layout, int *event_of_member)
 {
 	size_t n = 0;
 
-	for (size_t m = 0; m <= rs->nr_events; m++)
-		event_of_member[m] = m && rs->members[m].counted ? (int)n++ : -1;
+	for (size_t m = 0; m <= layout->nr_events; m++)
+		event_of_member[m] = m && layout->members[m].counted ? (int)n++ : -1;
 	return n;
 }
 
-int range_compile_with(const struct range_set *rs, range_format_reader *read_format, void *ctx,
+int range_compile_with(const struct range_layout *layout, range_format_reader *read_format, void *ctx,
 		       struct rb_config *cfg, int *event_of_member, size_t *first_of,
 		       size_t *nr_events, char *why, size_t cap)
 {
 	struct compiler c = { cfg, 0, why, cap, read_format, ctx };
 
-	for (size_t m = 0; m <= rs->nr_events; m++)
+	for (size_t m = 0; m <= layout->nr_events; m++)
 		first_of[m] = SIZE_MAX;
 
 	memset(cfg, 0, sizeof(*cfg));
-	*nr_events = number_events(rs, event_of_member);
+	*nr_events = number_events(layout, event_of_member);
 	if (*nr_events > RB_EVENTS_MAX)
 		return refuse(&c, "%zu counted events in one set (at most %d)", *nr_events,
 			      RB_EVENTS_MAX);
-	if (rs->nr_specs > RB_VIEWS_MAX)
-		return refuse(&c, "%zu range specs in one set (at most %d)", rs->nr_specs,
+	if (layout->nr_specs > RB_VIEWS_MAX)
+		return refuse(&c, "%zu range specs in one set (at most %d)", layout->nr_specs,
 			      RB_VIEWS_MAX);
-	for (size_t i = 0; i < rs->nr_leaves; i++) {
+	for (size_t i = 0; i < layout->nr_leaves; i++) {
 		cfg->leaf_used |= 1ull << i;
-		if (!rs->leaves[i].has_starter)
+		if (!layout->leaves[i].has_starter)
 			cfg->no_starter |= 1ull << i;
 	}
-	cfg->nr_views = (__u32)rs->nr_specs;
-	for (size_t s = 0; s < rs->nr_specs; s++) {
-		const struct range_view_def *v = &rs->views[s];
+	cfg->nr_views = (__u32)layout->nr_specs;
+	for (size_t s = 0; s < layout->nr_specs; s++) {
+		const struct range_view_def *v = &layout->views[s];
 
-		for (size_t e = 0; e < rs->specs[s]->nevents; e++)
-			cfg->views[s].events |= 1u << event_of_member[rs->shown[s][e]];
+		for (size_t e = 0; e < layout->specs[s]->nevents; e++)
+			cfg->views[s].events |= 1u << event_of_member[layout->shown[s][e]];
 		if (v->gate ? emit_gate(&c, v->gate, v->leaf_base) :
 			      emit(&c, cfg->gate_ops, &cfg->nr_gate_ops, RB_GATE_OPS_MAX, RB_OP_TRUE, 0))
 			return -1;
@@ -419,7 +419,7 @@ int range_compile_with(const struct range_set *rs, range_format_reader *read_for
 			 (unsigned)s))
 			return -1;
 	}
-	return compile_triggers(&c, rs, event_of_member, first_of);
+	return compile_triggers(&c, layout, event_of_member, first_of);
 }
 
 static char *tracefs_format(const char *subsys, const char *name, int *size, void *ctx)
@@ -428,9 +428,9 @@ static char *tracefs_format(const char *subsys, const char *name, int *size, voi
 	return tracefs_event_file_read(NULL, subsys, name, "format", size);
 }
 
-int range_compile(const struct range_set *rs, struct rb_config *cfg, int *event_of_member,
+int range_compile(const struct range_layout *layout, struct rb_config *cfg, int *event_of_member,
 		  size_t *first_of, size_t *nr_events, char *why, size_t cap)
 {
-	return range_compile_with(rs, tracefs_format, NULL, cfg, event_of_member, first_of,
+	return range_compile_with(layout, tracefs_format, NULL, cfg, event_of_member, first_of,
 				  nr_events, why, cap);
 }

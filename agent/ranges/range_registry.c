@@ -165,7 +165,7 @@ static void back_plain_counters(const struct options *opts, struct counter *coun
 		m = range_set_find_counted(rs, &counters[i].def);
 
 		if (m)
-			counter_back_with_range(&counters[i], rs, m);
+			range_set_back_counter(rs, &counters[i], m);
 	}
 }
 

@@ -32,26 +32,26 @@ static size_t member_for(struct range_set *rs, struct event_def *def, char *filt
 {
 	bool samples = trigger != NULL;
 
-	for (size_t i = 0; i < rs->nr_events; i++) {
-		if (same_event(&rs->defs[i], rs->defs[i].filter, def, filter)) {
-			rs->events[i].samples |= samples;
-			if (!rs->trigger_of[i])
-				rs->trigger_of[i] = trigger;
+	for (size_t i = 0; i < rs->layout.nr_events; i++) {
+		if (same_event(&rs->layout.defs[i], rs->layout.defs[i].filter, def, filter)) {
+			rs->layout.events[i].samples |= samples;
+			if (!rs->layout.trigger_of[i])
+				rs->layout.trigger_of[i] = trigger;
 			events_def_free(def);
 			free(filter);
 			return i + 1;
 		}
 	}
-	rs->trigger_of = realloc(rs->trigger_of, (rs->nr_events + 1) * sizeof(*rs->trigger_of));
-	rs->trigger_of[rs->nr_events] = trigger;
-	rs->defs = realloc(rs->defs, (rs->nr_events + 1) * sizeof(*rs->defs));
-	rs->events = realloc(rs->events, (rs->nr_events + 1) * sizeof(*rs->events));
-	rs->members = realloc(rs->members, (rs->nr_events + 2) * sizeof(*rs->members));
+	rs->layout.trigger_of = realloc(rs->layout.trigger_of, (rs->layout.nr_events + 1) * sizeof(*rs->layout.trigger_of));
+	rs->layout.trigger_of[rs->layout.nr_events] = trigger;
+	rs->layout.defs = realloc(rs->layout.defs, (rs->layout.nr_events + 1) * sizeof(*rs->layout.defs));
+	rs->layout.events = realloc(rs->layout.events, (rs->layout.nr_events + 1) * sizeof(*rs->layout.events));
+	rs->layout.members = realloc(rs->layout.members, (rs->layout.nr_events + 2) * sizeof(*rs->layout.members));
 	def->filter = filter;
-	rs->defs[rs->nr_events] = *def;
-	rs->events[rs->nr_events] = (struct range_group_event){ .samples = samples };
-	memset(&rs->members[rs->nr_events + 1], 0, sizeof(*rs->members));
-	return ++rs->nr_events;
+	rs->layout.defs[rs->layout.nr_events] = *def;
+	rs->layout.events[rs->layout.nr_events] = (struct range_group_event){ .samples = samples };
+	memset(&rs->layout.members[rs->layout.nr_events + 1], 0, sizeof(*rs->layout.members));
+	return ++rs->layout.nr_events;
 }
 
 /* A trigger: its tracepoint resolved, its filter checked, its role set. */
@@ -73,16 +73,16 @@ static int compile_trigger(struct range_set *rs, const struct range_trigger *t,
 	}
 	m = member_for(rs, &def, t->filter ? events_kernel_filter(t->filter) : NULL, t);
 	if (t->role == RANGE_STARTER)
-		rs->members[m].starts |= 1ull << (leaf_base + t->range_index);
+		rs->layout.members[m].starts |= 1ull << (leaf_base + t->range_index);
 	else
-		rs->members[m].stops |= 1ull << (leaf_base + t->range_index);
+		rs->layout.members[m].stops |= 1ull << (leaf_base + t->range_index);
 	return 0;
 }
 
 static int compile_events(struct range_set *rs, size_t s, const struct range_spec *spec,
 			  struct pg_error *err)
 {
-	rs->shown[s] = calloc(spec->nevents ? spec->nevents : 1, sizeof(size_t));
+	rs->layout.shown[s] = calloc(spec->nevents ? spec->nevents : 1, sizeof(size_t));
 	for (size_t i = 0; i < spec->nevents; i++) {
 		const struct range_event *ev = &spec->events[i];
 		struct pg_error eerr = { 0 };
@@ -95,30 +95,30 @@ static int compile_events(struct range_set *rs, size_t s, const struct range_spe
 			return -1;
 		}
 		m = member_for(rs, &def, NULL, NULL);
-		rs->members[m].counted = true;
-		rs->shown[s][i] = m;
+		rs->layout.members[m].counted = true;
+		rs->layout.shown[s][i] = m;
 	}
 	return 0;
 }
 
 static int compile_spec(struct range_set *rs, size_t s, struct pg_error *err)
 {
-	const struct range_spec *spec = rs->specs[s];
-	unsigned base = (unsigned)rs->nr_leaves;
+	const struct range_spec *spec = rs->layout.specs[s];
+	unsigned base = (unsigned)rs->layout.nr_leaves;
 
-	if (rs->nr_leaves + spec->nranges > RANGE_LEAVES_MAX) {
+	if (rs->layout.nr_leaves + spec->nranges > RANGE_LEAVES_MAX) {
 		pg_error_set(err, spec->at_offset, "too many ranges in one set (over 64)");
 		return -1;
 	}
 	for (size_t i = 0; i < spec->nranges; i++) {
-		rs->leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
-		rs->leaves[base + i].has_stopper = spec->ranges[i]->stopper != NULL;
+		rs->layout.leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
+		rs->layout.leaves[base + i].has_stopper = spec->ranges[i]->stopper != NULL;
 	}
-	rs->nr_leaves += spec->nranges;
+	rs->layout.nr_leaves += spec->nranges;
 	for (size_t i = 0; i < spec->ntriggers; i++)
 		if (compile_trigger(rs, spec->triggers[i], base, err))
 			return -1;
-	rs->views[s] = (struct range_view_def){ spec->gate, base };
+	rs->layout.views[s] = (struct range_view_def){ spec->gate, base };
 	return compile_events(rs, s, spec, err);
 }
 
@@ -140,7 +140,7 @@ static void add_exit_sampler(struct range_set *rs)
 		return;
 	}
 	m = member_for(rs, &def, NULL, NULL);
-	rs->events[m - 1].samples = true;
+	rs->layout.events[m - 1].samples = true;
 }
 
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
@@ -148,29 +148,29 @@ struct range_set *range_set_compile(struct range_spec **specs, size_t n, const c
 {
 	struct range_set *rs = calloc(1, sizeof(*rs));
 
-	rs->specs = specs;
-	rs->nr_specs = n;
+	rs->layout.specs = specs;
+	rs->layout.nr_specs = n;
 	rs->name = name ? strdup(name) : NULL;
-	rs->views = calloc(n, sizeof(*rs->views));
-	rs->shown = calloc(n, sizeof(*rs->shown));
-	rs->members = calloc(1, sizeof(*rs->members));	/* 0: the switch sampler */
-	rs->members[0].switches = true;
+	rs->layout.views = calloc(n, sizeof(*rs->layout.views));
+	rs->layout.shown = calloc(n, sizeof(*rs->layout.shown));
+	rs->layout.members = calloc(1, sizeof(*rs->layout.members));	/* 0: the switch sampler */
+	rs->layout.members[0].switches = true;
 	add_exit_sampler(rs);
 	for (size_t s = 0; s < n; s++) {
 		if (compile_spec(rs, s, err)) {
 			if (err_spec)
 				*err_spec = s;
-			rs->specs = NULL;	/* still the caller's: it shows the error */
+			rs->layout.specs = NULL;	/* still the caller's: it shows the error */
 			range_set_free(rs);
 			return NULL;
 		}
 	}
-	for (size_t i = 0; i < rs->nr_events; i++) {
-		rs->events[i].name = rs->defs[i].name;
-		rs->events[i].attr = rs->defs[i].attr;
-		rs->events[i].filter = rs->defs[i].filter;
+	for (size_t i = 0; i < rs->layout.nr_events; i++) {
+		rs->layout.events[i].name = rs->layout.defs[i].name;
+		rs->layout.events[i].attr = rs->layout.defs[i].attr;
+		rs->layout.events[i].filter = rs->layout.defs[i].filter;
 	}
-	rs->interval_base = calloc(n * (rs->nr_events + 1), sizeof(uint64_t));
+	rs->interval_base = calloc(n * (rs->layout.nr_events + 1), sizeof(uint64_t));
 	return rs;
 }
 
@@ -195,9 +195,9 @@ static bool all_triggers_in_cpu_context(const struct range_set *rs)
 {
 	size_t n = 0;
 
-	for (size_t s = 0; s < rs->nr_specs; s++) {
-		for (size_t i = 0; i < rs->specs[s]->ntriggers; i++, n++)
-			if (!trigger_in_cpu_context(rs->specs[s]->triggers[i]))
+	for (size_t s = 0; s < rs->layout.nr_specs; s++) {
+		for (size_t i = 0; i < rs->layout.specs[s]->ntriggers; i++, n++)
+			if (!trigger_in_cpu_context(rs->layout.specs[s]->triggers[i]))
 				return false;
 	}
 	return n > 0;
@@ -209,7 +209,7 @@ static int open_sample(struct range_set *rs, const struct range_set_target *targ
 		       struct event_base *base)
 {
 	struct range_groups_params params = {
-		.events = rs->events, .nr_events = rs->nr_events,
+		.events = rs->layout.events, .nr_events = rs->layout.nr_events,
 		.roots = target->roots, .nr_roots = target->nr_roots,
 		.enable_on_exec = target->enable_on_exec && !target->cpu_wide,
 		.pages = target->pages,
@@ -217,13 +217,13 @@ static int open_sample(struct range_set *rs, const struct range_set_target *targ
 	};
 	unsigned flags = target->cpu_wide ? RANGE_ACCOUNT_CPU_WIDE : 0;
 
-	if (rs->per_cpu)
+	if (rs->layout.per_cpu)
 		flags |= RANGE_ACCOUNT_CPU_SCOPE;
 	rs->groups = range_groups_open(&params);
 	if (!rs->groups)
 		return -1;
-	rs->acct = range_account_new(rs->members, rs->nr_events + 1, rs->leaves, rs->nr_leaves,
-				     rs->views, rs->nr_specs, range_groups_nr_cpus(rs->groups),
+	rs->acct = range_account_new(rs->layout.members, rs->layout.nr_events + 1, rs->layout.leaves, rs->layout.nr_leaves,
+				     rs->layout.views, rs->layout.nr_specs, range_groups_nr_cpus(rs->groups),
 				     flags);
 	if (range_groups_watch(rs->groups, base, on_ring_buffer, rs)) {
 		log_error("cannot watch the range's ring buffers");
@@ -243,11 +243,11 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 	char why[512] = "";
 	bool unfit;
 
-	rs->per_cpu = target->scope == RANGE_SCOPE_CPU ||
+	rs->layout.per_cpu = target->scope == RANGE_SCOPE_CPU ||
 		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(rs));
 	if (target->backend == RANGE_BACKEND_SAMPLE)
 		return open_sample(rs, target, base);
-	rs->bpf = range_bpf_open(rs, target, &unfit, why, sizeof(why));
+	rs->bpf = range_bpf_open(&rs->layout, target, &unfit, why, sizeof(why));
 	if (rs->bpf)
 		return 0;
 	if (unfit && target->backend == RANGE_BACKEND_AUTO)
@@ -272,20 +272,20 @@ void range_set_free(struct range_set *rs)
 	range_bpf_close(rs->bpf);
 	range_groups_close(rs->groups);
 	range_account_free(rs->acct);
-	for (size_t i = 0; i < rs->nr_events; i++)
-		events_def_free(&rs->defs[i]);
-	for (size_t s = 0; s < rs->nr_specs; s++) {
-		if (rs->specs)
-			range_spec_free(rs->specs[s]);
-		free(rs->shown[s]);
+	for (size_t i = 0; i < rs->layout.nr_events; i++)
+		events_def_free(&rs->layout.defs[i]);
+	for (size_t s = 0; s < rs->layout.nr_specs; s++) {
+		if (rs->layout.specs)
+			range_spec_free(rs->layout.specs[s]);
+		free(rs->layout.shown[s]);
 	}
-	free(rs->specs);
-	free(rs->shown);
-	free(rs->views);
-	free(rs->defs);
-	free(rs->trigger_of);
-	free(rs->events);
-	free(rs->members);
+	free(rs->layout.specs);
+	free(rs->layout.shown);
+	free(rs->layout.views);
+	free(rs->layout.defs);
+	free(rs->layout.trigger_of);
+	free(rs->layout.events);
+	free(rs->layout.members);
 	free(rs->interval_base);
 	free(rs->name);
 	free(rs);
@@ -321,15 +321,25 @@ void range_set_unload(struct range_set *rs)
 
 size_t range_set_find_counted(const struct range_set *rs, const struct event_def *def)
 {
-	for (size_t i = 0; i < rs->nr_events; i++)
-		if (rs->members[i + 1].counted && same_event(&rs->defs[i], rs->defs[i].filter,
+	for (size_t i = 0; i < rs->layout.nr_events; i++)
+		if (rs->layout.members[i + 1].counted && same_event(&rs->layout.defs[i], rs->layout.defs[i].filter,
 							     def, def->filter))
 			return i + 1;
 	return 0;
 }
 
-void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value)
+static bool member_supported(const struct range_set *rs, size_t member);
+
+/* The counter_backing_ops of a plain counter the set backs. */
+static bool backing_supported(const void *obj, size_t member)
 {
+	return member_supported(obj, member);
+}
+
+static void backing_read(void *obj, size_t member, struct counter_value *value)
+{
+	struct range_set *rs = obj;
+
 	memset(value, 0, sizeof(*value));
 	if (rs->bpf && !rs->unloaded) {
 		value->val = range_bpf_total(rs->bpf, member, &value->ena);
@@ -337,6 +347,16 @@ void range_set_read_member(struct range_set *rs, size_t member, struct counter_v
 	}
 	if (rs->groups)
 		range_groups_read_member(rs->groups, member, &value->val, &value->ena, &value->run);
+}
+
+static const struct counter_backing_ops backing_ops = {
+	.supported = backing_supported,
+	.read = backing_read,
+};
+
+void range_set_back_counter(struct range_set *rs, struct counter *c, size_t member)
+{
+	counter_back_with(c, &backing_ops, rs, member);
 }
 
 const char *range_set_name(const struct range_set *rs)
@@ -351,38 +371,38 @@ bool range_set_is_unloaded(const struct range_set *rs)
 
 size_t range_set_nr_specs(const struct range_set *rs)
 {
-	return rs->nr_specs;
+	return rs->layout.nr_specs;
 }
 
 const char *range_set_spec_text(const struct range_set *rs, size_t spec)
 {
-	return rs->specs[spec]->text;
+	return rs->layout.specs[spec]->text;
 }
 
 uint64_t *range_set_interval_base(struct range_set *rs, size_t spec, size_t e)
 {
-	return &rs->interval_base[spec * (rs->nr_events + 1) + e];
+	return &rs->interval_base[spec * (rs->layout.nr_events + 1) + e];
 }
 
 size_t range_set_nr_events(const struct range_set *rs, size_t spec)
 {
-	return rs->specs[spec]->nevents;
+	return rs->layout.specs[spec]->nevents;
 }
 
 const struct event_def *range_set_event(const struct range_set *rs, size_t spec, size_t e)
 {
-	return &rs->defs[rs->shown[spec][e] - 1];
+	return &rs->layout.defs[rs->layout.shown[spec][e] - 1];
 }
 
 bool range_set_supported(const struct range_set *rs, size_t spec, size_t e)
 {
-	size_t m = rs->shown[spec][e];
+	size_t m = rs->layout.shown[spec][e];
 
 	/* An unloaded set keeps what it counted; its groups are gone. */
-	return rs->unloaded || range_set_member_supported(rs, m);
+	return rs->unloaded || member_supported(rs, m);
 }
 
-bool range_set_member_supported(const struct range_set *rs, size_t member)
+static bool member_supported(const struct range_set *rs, size_t member)
 {
 	if (rs->bpf)
 		return range_bpf_supported(rs->bpf, member);
@@ -397,13 +417,13 @@ bool range_set_is_bpf(const struct range_set *rs)
 uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e)
 {
 	if (rs->bpf)
-		return range_bpf_value(rs->bpf, spec, rs->shown[spec][e]);
-	return rs->acct ? range_account_value(rs->acct, spec, rs->shown[spec][e]) : 0;
+		return range_bpf_value(rs->bpf, spec, rs->layout.shown[spec][e]);
+	return rs->acct ? range_account_value(rs->acct, spec, rs->layout.shown[spec][e]) : 0;
 }
 
 const char *range_set_label(const struct range_set *rs, size_t spec)
 {
-	const struct range_spec *sp = rs->specs[spec];
+	const struct range_spec *sp = rs->layout.specs[spec];
 
 	if (rs->name)
 		return rs->name;
@@ -412,12 +432,12 @@ const char *range_set_label(const struct range_set *rs, size_t spec)
 
 const char *range_set_event_name(const struct range_set *rs, size_t spec, size_t e)
 {
-	return rs->specs[spec]->events[e].name;
+	return rs->layout.specs[spec]->events[e].name;
 }
 
 bool range_set_per_cpu(const struct range_set *rs)
 {
-	return rs->per_cpu;
+	return rs->layout.per_cpu;
 }
 
 uint64_t range_set_lost(const struct range_set *rs)

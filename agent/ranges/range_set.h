@@ -4,7 +4,7 @@
  *
  * The specs given with -e at start-up form one set, so that every event
  * they count is one physical counter: a plain "-e E" of the same event
- * reads that counter too (counter_back_with_range), which is what makes
+ * reads that counter too (range_set_back_counter), which is what makes
  * E@R + E@!R == E exact.  Each "range load NAME = SPEC" makes a set of its
  * own, opened on the threads that exist at that moment.
  *
@@ -22,8 +22,7 @@
 #include <sys/types.h>
 
 #include "agent/count/counter.h"
-#include "agent/ranges/range_account.h"
-#include "agent/ranges/range_groups.h"
+#include "agent/ranges/range_layout.h"
 #include "common/error.h"
 #include "grammar/range_parse.h"
 
@@ -32,18 +31,7 @@ struct range_bpf;
 
 struct range_set {
 	char *name;			/* "range load" NAME; NULL for start-up specs */
-	struct range_spec **specs;	/* one view each */
-	size_t nr_specs;
-
-	struct event_def *defs;		/* member i + 1's event */
-	const struct range_trigger **trigger_of;	/* member i + 1's first trigger, or NULL */
-	struct range_group_event *events;
-	size_t nr_events;
-	struct range_member *members;	/* nr_events + 1; 0 is the switch sampler */
-	struct range_leaf leaves[RANGE_LEAVES_MAX];
-	size_t nr_leaves;
-	struct range_view_def *views;	/* per spec */
-	size_t **shown;			/* per spec: the member of each of its events */
+	struct range_layout layout;	/* what the backend counts */
 
 	/* The backend counting the set: BPF programs, or (sample) perf
 	 * groups whose records range_account walks. */
@@ -52,7 +40,6 @@ struct range_set {
 	struct range_account *acct;
 	uint64_t *interval_base;	/* [spec][event] at the last interval line */
 	bool unloaded;			/* "range unload": totals kept, groups closed */
-	bool per_cpu;			/* range state per CPU, not per thread */
 };
 
 /* Takes ownership of specs (an array of n) on success; on failure they
@@ -61,25 +48,6 @@ struct range_set {
  * text. */
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
 				    size_t *err_spec, struct pg_error *err);
-enum range_scope { RANGE_SCOPE_AUTO, RANGE_SCOPE_THREAD, RANGE_SCOPE_CPU };
-enum range_backend { RANGE_BACKEND_AUTO, RANGE_BACKEND_BPF, RANGE_BACKEND_SAMPLE };
-
-/* What a set is opened on. */
-struct range_set_target {
-	const pid_t *roots;	/* per task: threads (inherit follows their children) */
-	size_t nr_roots;
-	/* Per task, at run time: the processes whose whole trees the roots
-	 * are (the workload, -p), walked again for threads made meanwhile. */
-	bool trees;
-	const pid_t *tree_roots;
-	size_t nr_tree_roots;
-	bool enable_on_exec;	/* per task: count from the workload's exec */
-	bool cpu_wide;		/* -a / -C: every task on cpu_list (NULL: all) */
-	const char *cpu_list;
-	enum range_scope scope;	/* AUTO: per CPU when every trigger fires in CPU context */
-	int pages;		/* -m */
-	enum range_backend backend;
-};
 
 /* Open the backend and start accounting; -1 (message printed, or in
  * reason when reason is not NULL). */
@@ -98,11 +66,10 @@ void range_set_unload(struct range_set *rs);
 
 /* The member counting the same thing as def (no filter), or 0 if none. */
 size_t range_set_find_counted(const struct range_set *rs, const struct event_def *def);
-/* A member's value (for a counter it backs): the kernel's current one
- * (sample backend), or as of the last range_set_drain (BPF backend). */
-void range_set_read_member(struct range_set *rs, size_t member, struct counter_value *value);
-/* Can the set count member m on this machine? */
-bool range_set_member_supported(const struct range_set *rs, size_t member);
+/* Make the plain counter c read member m of the set (before
+ * counter_open): its value is the kernel's current one (sample backend),
+ * or as of the last range_set_drain (BPF backend). */
+void range_set_back_counter(struct range_set *rs, struct counter *c, size_t member);
 /* Is the set counted by the BPF backend (else by samples)? */
 bool range_set_is_bpf(const struct range_set *rs);
 

@@ -13,7 +13,7 @@
  * (tests/unit/tap.h).
  */
 #include "agent/ranges/range_compile.h"
-#include "agent/ranges/range_set.h"
+#include "agent/ranges/range_layout.h"
 #include "grammar/range_parse.h"
 #include "tests/unit/tap.h"
 
@@ -84,7 +84,7 @@ static char *canned_format(const char *subsys, const char *name, int *size, void
 /* A set as range_set_compile makes it: member 1 the exit sampler, then
  * each trigger (tracepoint and filter) and each counted event once. */
 struct tset {
-	struct range_set rs;
+	struct range_layout layout;
 	struct range_spec *specs[RB_VIEWS_MAX + 1];
 	struct event_def defs[MEMBERS_MAX];
 	const struct range_trigger *trigger_of[MEMBERS_MAX];
@@ -107,51 +107,51 @@ static uint64_t id_of(struct tset *t, const char *name)
 
 static size_t member_for(struct tset *t, const char *name, const struct range_trigger *trig)
 {
-	struct range_set *rs = &t->rs;
+	struct range_layout *layout = &t->layout;
 	const char *filter = trig ? trig->filter_text : NULL;
 	uint64_t id = id_of(t, name);
 
-	for (size_t i = 0; i < rs->nr_events; i++) {
-		if (rs->defs[i].attr.config != id ||
+	for (size_t i = 0; i < layout->nr_events; i++) {
+		if (layout->defs[i].attr.config != id ||
 		    (filter ? !t->filter_of[i] || strcmp(filter, t->filter_of[i]) : !!t->filter_of[i]))
 			continue;
-		if (!rs->trigger_of[i])
-			rs->trigger_of[i] = trig;
+		if (!layout->trigger_of[i])
+			layout->trigger_of[i] = trig;
 		return i + 1;
 	}
-	if (rs->nr_events >= MEMBERS_MAX) {
+	if (layout->nr_events >= MEMBERS_MAX) {
 		fprintf(stderr, "test set too large\n");
 		exit(2);
 	}
-	t->defs[rs->nr_events] = (struct event_def){
+	t->defs[layout->nr_events] = (struct event_def){
 		.name = (char *)name, .is_tracepoint = strchr(name, ':') != NULL,
 		.attr = { .type = strchr(name, ':') ? PERF_TYPE_TRACEPOINT : PERF_TYPE_SOFTWARE,
 			  .config = id },
 	};
-	t->filter_of[rs->nr_events] = filter;
-	rs->trigger_of[rs->nr_events] = trig;
-	return ++rs->nr_events;
+	t->filter_of[layout->nr_events] = filter;
+	layout->trigger_of[layout->nr_events] = trig;
+	return ++layout->nr_events;
 }
 
 static struct tset *tset_new(const char *const *texts, size_t n)
 {
 	struct tset *t = calloc(1, sizeof(*t));
-	struct range_set *rs = &t->rs;
+	struct range_layout *layout = &t->layout;
 
 	if (!t)
 		exit(2);
-	rs->specs = t->specs;
-	rs->nr_specs = n;
-	rs->defs = t->defs;
-	rs->trigger_of = t->trigger_of;
-	rs->members = t->members;
-	rs->views = t->views;
-	rs->shown = t->shown;
+	layout->specs = t->specs;
+	layout->nr_specs = n;
+	layout->defs = t->defs;
+	layout->trigger_of = t->trigger_of;
+	layout->members = t->members;
+	layout->views = t->views;
+	layout->shown = t->shown;
 	member_for(t, "sched:sched_process_exit", NULL);
 	for (size_t s = 0; s < n; s++) {
 		struct pg_error err = { 0 };
 		struct range_spec *spec = range_parse(texts[s], &err);
-		unsigned base = (unsigned)rs->nr_leaves;
+		unsigned base = (unsigned)layout->nr_leaves;
 
 		if (!spec) {
 			fprintf(stderr, "'%s': %s\n", texts[s], err.message);
@@ -159,8 +159,8 @@ static struct tset *tset_new(const char *const *texts, size_t n)
 		}
 		t->specs[s] = spec;
 		for (size_t i = 0; i < spec->nranges; i++)
-			rs->leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
-		rs->nr_leaves += spec->nranges;
+			layout->leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
+		layout->nr_leaves += spec->nranges;
 		for (size_t i = 0; i < spec->ntriggers; i++) {
 			const struct range_trigger *trig = spec->triggers[i];
 			size_t m = member_for(t, trig->tracepoint, trig);
@@ -186,7 +186,7 @@ static struct tset *tset_new(const char *const *texts, size_t n)
 
 static void tset_free(struct tset *t)
 {
-	for (size_t s = 0; s < t->rs.nr_specs; s++) {
+	for (size_t s = 0; s < t->layout.nr_specs; s++) {
 		range_spec_free(t->specs[s]);
 		free(t->shown[s]);
 	}
@@ -208,7 +208,7 @@ static int compile_texts(const char *const *texts, size_t n)
 	int rc;
 
 	why[0] = 0;
-	rc = range_compile_with(&t->rs, canned_format, NULL, &cfg, event_of_member, first_of,
+	rc = range_compile_with(&t->layout, canned_format, NULL, &cfg, event_of_member, first_of,
 				&nr_events, why, sizeof(why));
 	tset_free(t);
 	return rc;
