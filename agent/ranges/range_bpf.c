@@ -95,7 +95,8 @@ static void explain_refusal(int err, const char *what, char *why, size_t cap)
 		snprintf(why, cap, "%s: %s", what, strerror(err));
 }
 
-static int open_counters(struct range_bpf *b, const struct range_layout *layout, char *why, size_t cap)
+static int open_counters(struct range_bpf *b, const struct range_layout *layout, char *why,
+			 size_t cap)
 {
 	int nr_online = perf_cpu_map__nr(b->online);
 
@@ -190,7 +191,8 @@ static int attach_switches(struct range_bpf *b, char *why, size_t cap)
 	return 0;
 }
 
-static int attach_all(struct range_bpf *b, const struct range_layout *layout, char *why, size_t cap)
+static int attach_all(struct range_bpf *b, const struct range_layout *layout, char *why,
+		      size_t cap)
 {
 	struct range_gate_bpf *skel = b->skel;
 	char what[300];
@@ -566,3 +568,64 @@ size_t range_bpf_nr_fds(const struct range_bpf *b)
 		n += b->fds[i] >= 0;
 	return n;
 }
+
+/* ---- as a range backend ----------------------------------------------------- */
+
+static void *bpf_start(const struct range_layout *layout, const struct range_set_target *target,
+		       struct event_base *base, bool *unfit, char *why, size_t cap)
+{
+	(void)base;	/* the programs need no loop: values are read on demand */
+	return range_bpf_open(layout, target, unfit, why, cap);
+}
+
+static void bpf_drain(void *obj, enum range_drain how)
+{
+	(void)how;	/* nothing waits in a buffer: the sums are whole */
+	range_bpf_refresh(obj);
+}
+
+/* The end of the run and "range unload" alike: the programs detach, the
+ * counters close, the values freeze (a second call changes nothing). */
+static void bpf_finish(void *obj)
+{
+	range_bpf_unload(obj);
+}
+
+static void bpf_read_member(void *obj, size_t member, struct counter_value *value)
+{
+	value->val = range_bpf_total(obj, member, &value->ena);
+	value->run = value->ena;
+}
+
+static bool bpf_supported(const void *obj, size_t member)
+{
+	return range_bpf_supported(obj, member);
+}
+
+static uint64_t bpf_value(const void *obj, size_t view, size_t member)
+{
+	return range_bpf_value(obj, view, member);
+}
+
+static uint64_t bpf_lost(const void *obj)
+{
+	return range_bpf_missed(obj);
+}
+
+static void bpf_free(void *obj)
+{
+	range_bpf_close(obj);
+}
+
+const struct range_backend_ops range_bpf_backend = {
+	.in_kernel = true,
+	.start = bpf_start,
+	.drain = bpf_drain,
+	.finish = bpf_finish,
+	.release = bpf_finish,
+	.read_member = bpf_read_member,
+	.supported = bpf_supported,
+	.value = bpf_value,
+	.lost = bpf_lost,
+	.free = bpf_free,
+};

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/ranges/range_backend.h"
+
 struct range_layout;
 struct range_set_target;
 struct range_bpf;
@@ -54,5 +56,8 @@ bool range_bpf_supported(const struct range_bpf *b, size_t member);
 uint64_t range_bpf_missed(const struct range_bpf *b);
 /* perf fds the set holds (for the benchmark). */
 size_t range_bpf_nr_fds(const struct range_bpf *b);
+
+/* The backend range_set calls, over the functions above. */
+extern const struct range_backend_ops range_bpf_backend;
 
 #endif

@@ -384,8 +384,8 @@ static size_t number_events(const struct range_layout *layout, int *event_of_mem
 	return n;
 }
 
-int range_compile_with(const struct range_layout *layout, range_format_reader *read_format, void *ctx,
-		       struct rb_config *cfg, int *event_of_member, size_t *first_of,
+int range_compile_with(const struct range_layout *layout, range_format_reader *read_format,
+		       void *ctx, struct rb_config *cfg, int *event_of_member, size_t *first_of,
 		       size_t *nr_events, char *why, size_t cap)
 {
 	struct compiler c = { cfg, 0, why, cap, read_format, ctx };

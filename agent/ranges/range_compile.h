@@ -38,8 +38,8 @@ typedef char *range_format_reader(const char *subsys, const char *name, int *siz
 int range_compile(const struct range_layout *layout, struct rb_config *cfg, int *event_of_member,
 		  size_t *first_of, size_t *nr_events, char *why, size_t cap);
 /* The same, with the formats read by read_format(..., ctx). */
-int range_compile_with(const struct range_layout *layout, range_format_reader *read_format, void *ctx,
-		       struct rb_config *cfg, int *event_of_member, size_t *first_of,
+int range_compile_with(const struct range_layout *layout, range_format_reader *read_format,
+		       void *ctx, struct rb_config *cfg, int *event_of_member, size_t *first_of,
 		       size_t *nr_events, char *why, size_t cap);
 
 /* Is member m counted by the programs, hit by hit (a tracepoint), rather

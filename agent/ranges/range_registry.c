@@ -257,14 +257,14 @@ static size_t loaded_sets(const struct range_registry *reg)
 	size_t n = 0;
 
 	for (size_t i = 0; i < reg->nr_sets; i++)
-		n += reg->sets[i]->name && !reg->sets[i]->unloaded;
+		n += range_set_name(reg->sets[i]) && !range_set_is_unloaded(reg->sets[i]);
 	return n;
 }
 
 static struct range_set *find_set(const struct range_registry *reg, const char *name)
 {
 	for (size_t i = 0; i < reg->nr_sets; i++)
-		if (reg->sets[i]->name && !strcmp(reg->sets[i]->name, name))
+		if (range_set_name(reg->sets[i]) && !strcmp(range_set_name(reg->sets[i]), name))
 			return reg->sets[i];
 	return NULL;
 }
@@ -284,7 +284,7 @@ static int refuse_load(const struct range_registry *reg, const char *name, char 
 	const struct range_set *same = find_set(reg, name);
 
 	if (same)
-		return snprintf(reason, cap, same->unloaded ?
+		return snprintf(reason, cap, range_set_is_unloaded(same) ?
 				"range '%s' was unloaded; its totals keep the name (choose another)" :
 				"range '%s' is already loaded", name), -1;
 	if (loaded_sets(reg) >= RANGE_SETS_LOADED_MAX)
@@ -372,7 +372,7 @@ int range_registry_unload(struct range_registry *reg, const char *name, char *re
 {
 	struct range_set *rs = find_set(reg, name);
 
-	if (!rs || rs->unloaded) {
+	if (!rs || range_set_is_unloaded(rs)) {
 		snprintf(reason, cap, "range '%s' is not loaded", name);
 		return -1;
 	}

@@ -4,13 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <event2/event.h>
 
 #include "agent/events/events.h"
 #include "agent/events/filter_check.h"
 #include "agent/base/log.h"
 #include "agent/ranges/range_bpf.h"
+#include "agent/ranges/range_sample.h"
 #include "agent/ranges/range_set.h"
+
+struct range_set {
+	char *name;			/* "range load" NAME; NULL for start-up specs */
+	struct range_layout layout;	/* what the backend counts */
+	/* What counts it (range_set_open picks it), and its object. */
+	const struct range_backend_ops *backend;
+	void *backend_obj;
+	uint64_t *interval_base;	/* [spec][event] at the last interval line */
+	bool unloaded;			/* "range unload": totals kept, counters closed */
+};
 
 static bool same_event(const struct event_def *a, const char *a_filter,
 		       const struct event_def *b, const char *b_filter)
@@ -25,37 +35,63 @@ static bool same_event(const struct event_def *a, const char *a_filter,
 	return strcmp(a_filter, b_filter) == 0;
 }
 
+/* Room for one more member in every per-member array: 0, or -1. */
+static int grow_members(struct range_layout *layout)
+{
+	size_t n = layout->nr_events + 1;
+	const struct range_trigger **trigger_of;
+	struct range_group_event *events;
+	struct range_member *members;
+	struct event_def *defs;
+
+	trigger_of = realloc(layout->trigger_of, n * sizeof(*trigger_of));
+	if (trigger_of)
+		layout->trigger_of = trigger_of;
+	defs = realloc(layout->defs, n * sizeof(*defs));
+	if (defs)
+		layout->defs = defs;
+	events = realloc(layout->events, n * sizeof(*events));
+	if (events)
+		layout->events = events;
+	members = realloc(layout->members, (n + 1) * sizeof(*members));
+	if (members)
+		layout->members = members;
+	return trigger_of && defs && events && members ? 0 : -1;
+}
+
 /* The member for def (+ filter), added when new; takes def and filter.
- * trigger: the range trigger it is for, or NULL (a counted event). */
-static size_t member_for(struct range_set *rs, struct event_def *def, char *filter,
+ * trigger: the range trigger it is for, or NULL (a counted event).
+ * 0 when out of memory. */
+static size_t member_for(struct range_layout *layout, struct event_def *def, char *filter,
 			 const struct range_trigger *trigger)
 {
 	bool samples = trigger != NULL;
 
-	for (size_t i = 0; i < rs->layout.nr_events; i++) {
-		if (same_event(&rs->layout.defs[i], rs->layout.defs[i].filter, def, filter)) {
-			rs->layout.events[i].samples |= samples;
-			if (!rs->layout.trigger_of[i])
-				rs->layout.trigger_of[i] = trigger;
+	for (size_t i = 0; i < layout->nr_events; i++) {
+		if (same_event(&layout->defs[i], layout->defs[i].filter, def, filter)) {
+			layout->events[i].samples |= samples;
+			if (!layout->trigger_of[i])
+				layout->trigger_of[i] = trigger;
 			events_def_free(def);
 			free(filter);
 			return i + 1;
 		}
 	}
-	rs->layout.trigger_of = realloc(rs->layout.trigger_of, (rs->layout.nr_events + 1) * sizeof(*rs->layout.trigger_of));
-	rs->layout.trigger_of[rs->layout.nr_events] = trigger;
-	rs->layout.defs = realloc(rs->layout.defs, (rs->layout.nr_events + 1) * sizeof(*rs->layout.defs));
-	rs->layout.events = realloc(rs->layout.events, (rs->layout.nr_events + 1) * sizeof(*rs->layout.events));
-	rs->layout.members = realloc(rs->layout.members, (rs->layout.nr_events + 2) * sizeof(*rs->layout.members));
+	if (grow_members(layout)) {
+		events_def_free(def);
+		free(filter);
+		return 0;
+	}
+	layout->trigger_of[layout->nr_events] = trigger;
 	def->filter = filter;
-	rs->layout.defs[rs->layout.nr_events] = *def;
-	rs->layout.events[rs->layout.nr_events] = (struct range_group_event){ .samples = samples };
-	memset(&rs->layout.members[rs->layout.nr_events + 1], 0, sizeof(*rs->layout.members));
-	return ++rs->layout.nr_events;
+	layout->defs[layout->nr_events] = *def;
+	layout->events[layout->nr_events] = (struct range_group_event){ .samples = samples };
+	memset(&layout->members[layout->nr_events + 1], 0, sizeof(*layout->members));
+	return ++layout->nr_events;
 }
 
 /* A trigger: its tracepoint resolved, its filter checked, its role set. */
-static int compile_trigger(struct range_set *rs, const struct range_trigger *t,
+static int compile_trigger(struct range_layout *layout, const struct range_trigger *t,
 			   unsigned leaf_base, struct pg_error *err)
 {
 	struct pg_error eerr = { 0 };
@@ -71,18 +107,26 @@ static int compile_trigger(struct range_set *rs, const struct range_trigger *t,
 		events_def_free(&def);
 		return -1;
 	}
-	m = member_for(rs, &def, t->filter ? events_kernel_filter(t->filter) : NULL, t);
+	m = member_for(layout, &def, t->filter ? events_kernel_filter(t->filter) : NULL, t);
+	if (!m) {
+		pg_error_set(err, t->offset, "out of memory");
+		return -1;
+	}
 	if (t->role == RANGE_STARTER)
-		rs->layout.members[m].starts |= 1ull << (leaf_base + t->range_index);
+		layout->members[m].starts |= 1ull << (leaf_base + t->range_index);
 	else
-		rs->layout.members[m].stops |= 1ull << (leaf_base + t->range_index);
+		layout->members[m].stops |= 1ull << (leaf_base + t->range_index);
 	return 0;
 }
 
-static int compile_events(struct range_set *rs, size_t s, const struct range_spec *spec,
+static int compile_events(struct range_layout *layout, size_t s, const struct range_spec *spec,
 			  struct pg_error *err)
 {
-	rs->layout.shown[s] = calloc(spec->nevents ? spec->nevents : 1, sizeof(size_t));
+	layout->shown[s] = calloc(spec->nevents ? spec->nevents : 1, sizeof(size_t));
+	if (!layout->shown[s]) {
+		pg_error_set(err, 0, "out of memory");
+		return -1;
+	}
 	for (size_t i = 0; i < spec->nevents; i++) {
 		const struct range_event *ev = &spec->events[i];
 		struct pg_error eerr = { 0 };
@@ -94,32 +138,36 @@ static int compile_events(struct range_set *rs, size_t s, const struct range_spe
 			pg_error_move(err, &eerr, ev->offset);	/* its offset in the spec */
 			return -1;
 		}
-		m = member_for(rs, &def, NULL, NULL);
-		rs->layout.members[m].counted = true;
-		rs->layout.shown[s][i] = m;
+		m = member_for(layout, &def, NULL, NULL);
+		if (!m) {
+			pg_error_set(err, ev->offset, "out of memory");
+			return -1;
+		}
+		layout->members[m].counted = true;
+		layout->shown[s][i] = m;
 	}
 	return 0;
 }
 
-static int compile_spec(struct range_set *rs, size_t s, struct pg_error *err)
+static int compile_spec(struct range_layout *layout, size_t s, struct pg_error *err)
 {
-	const struct range_spec *spec = rs->layout.specs[s];
-	unsigned base = (unsigned)rs->layout.nr_leaves;
+	const struct range_spec *spec = layout->specs[s];
+	unsigned base = (unsigned)layout->nr_leaves;
 
-	if (rs->layout.nr_leaves + spec->nranges > RANGE_LEAVES_MAX) {
+	if (layout->nr_leaves + spec->nranges > RANGE_LEAVES_MAX) {
 		pg_error_set(err, spec->at_offset, "too many ranges in one set (over 64)");
 		return -1;
 	}
 	for (size_t i = 0; i < spec->nranges; i++) {
-		rs->layout.leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
-		rs->layout.leaves[base + i].has_stopper = spec->ranges[i]->stopper != NULL;
+		layout->leaves[base + i].has_starter = spec->ranges[i]->starter != NULL;
+		layout->leaves[base + i].has_stopper = spec->ranges[i]->stopper != NULL;
 	}
-	rs->layout.nr_leaves += spec->nranges;
+	layout->nr_leaves += spec->nranges;
 	for (size_t i = 0; i < spec->ntriggers; i++)
-		if (compile_trigger(rs, spec->triggers[i], base, err))
+		if (compile_trigger(layout, spec->triggers[i], base, err))
 			return -1;
-	rs->layout.views[s] = (struct range_view_def){ spec->gate, base };
-	return compile_events(rs, s, spec, err);
+	layout->views[s] = (struct range_view_def){ spec->gate, base };
+	return compile_events(layout, s, spec, err);
 }
 
 /*
@@ -128,7 +176,7 @@ static int compile_spec(struct range_set *rs, size_t s, struct pg_error *err)
  * goes to its own state and not to the root's.  Without sched tracepoints
  * the root takes those last few instructions instead.
  */
-static void add_exit_sampler(struct range_set *rs)
+static void add_exit_sampler(struct range_layout *layout)
 {
 	static const char exit_tp[] = "sched:sched_process_exit";
 	struct event_def def;
@@ -139,44 +187,65 @@ static void add_exit_sampler(struct range_set *rs)
 		events_def_free(&def);
 		return;
 	}
-	m = member_for(rs, &def, NULL, NULL);
-	rs->layout.events[m - 1].samples = true;
+	m = member_for(layout, &def, NULL, NULL);
+	if (m)		/* else the root takes them, as without the tracepoint */
+		layout->events[m - 1].samples = true;
+}
+
+/* A set that failed to compile on spec s: freed, its specs still the
+ * caller's, who shows the error in specs[s]. */
+static struct range_set *give_back(struct range_set *rs, size_t s, size_t *err_spec)
+{
+	if (err_spec)
+		*err_spec = s;
+	rs->layout.specs = NULL;
+	range_set_free(rs);
+	return NULL;
+}
+
+/* Out of memory while compiling: the error is about no spec in particular. */
+static struct range_set *out_of_memory(struct range_set *rs, size_t *err_spec,
+				       struct pg_error *err)
+{
+	pg_error_set(err, 0, "out of memory");
+	return give_back(rs, 0, err_spec);
 }
 
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
 				    size_t *err_spec, struct pg_error *err)
 {
 	struct range_set *rs = calloc(1, sizeof(*rs));
+	struct range_layout *layout;
 
-	rs->layout.specs = specs;
-	rs->layout.nr_specs = n;
+	if (!rs) {
+		if (err_spec)
+			*err_spec = 0;
+		pg_error_set(err, 0, "out of memory");
+		return NULL;
+	}
+	layout = &rs->layout;
+	layout->specs = specs;
+	layout->nr_specs = n;
 	rs->name = name ? strdup(name) : NULL;
-	rs->layout.views = calloc(n, sizeof(*rs->layout.views));
-	rs->layout.shown = calloc(n, sizeof(*rs->layout.shown));
-	rs->layout.members = calloc(1, sizeof(*rs->layout.members));	/* 0: the switch sampler */
-	rs->layout.members[0].switches = true;
-	add_exit_sampler(rs);
-	for (size_t s = 0; s < n; s++) {
-		if (compile_spec(rs, s, err)) {
-			if (err_spec)
-				*err_spec = s;
-			rs->layout.specs = NULL;	/* still the caller's: it shows the error */
-			range_set_free(rs);
-			return NULL;
-		}
+	layout->views = calloc(n ? n : 1, sizeof(*layout->views));
+	layout->shown = calloc(n ? n : 1, sizeof(*layout->shown));
+	layout->members = calloc(1, sizeof(*layout->members));	/* 0: the switch sampler */
+	if ((name && !rs->name) || !layout->views || !layout->shown || !layout->members)
+		return out_of_memory(rs, err_spec, err);
+	layout->members[0].switches = true;
+	add_exit_sampler(layout);
+	for (size_t s = 0; s < n; s++)
+		if (compile_spec(layout, s, err))
+			return give_back(rs, s, err_spec);
+	for (size_t i = 0; i < layout->nr_events; i++) {
+		layout->events[i].name = layout->defs[i].name;
+		layout->events[i].attr = layout->defs[i].attr;
+		layout->events[i].filter = layout->defs[i].filter;
 	}
-	for (size_t i = 0; i < rs->layout.nr_events; i++) {
-		rs->layout.events[i].name = rs->layout.defs[i].name;
-		rs->layout.events[i].attr = rs->layout.defs[i].attr;
-		rs->layout.events[i].filter = rs->layout.defs[i].filter;
-	}
-	rs->interval_base = calloc(n * (rs->layout.nr_events + 1), sizeof(uint64_t));
+	rs->interval_base = calloc(n * (layout->nr_events + 1), sizeof(uint64_t));
+	if (!rs->interval_base)
+		return out_of_memory(rs, err_spec, err);
 	return rs;
-}
-
-static void on_ring_buffer(void *arg)
-{
-	range_set_drain(arg, RANGE_DRAIN_BACKGROUND);
 }
 
 /* Triggers that fire in CPU context (interrupts, softirqs, timers) do not
@@ -191,44 +260,29 @@ static bool trigger_in_cpu_context(const struct range_trigger *t)
 	return false;
 }
 
-static bool all_triggers_in_cpu_context(const struct range_set *rs)
+static bool all_triggers_in_cpu_context(const struct range_layout *layout)
 {
 	size_t n = 0;
 
-	for (size_t s = 0; s < rs->layout.nr_specs; s++) {
-		for (size_t i = 0; i < rs->layout.specs[s]->ntriggers; i++, n++)
-			if (!trigger_in_cpu_context(rs->layout.specs[s]->triggers[i]))
+	for (size_t s = 0; s < layout->nr_specs; s++) {
+		for (size_t i = 0; i < layout->specs[s]->ntriggers; i++, n++)
+			if (!trigger_in_cpu_context(layout->specs[s]->triggers[i]))
 				return false;
 	}
 	return n > 0;
 }
 
-/* The sample backend: perf groups sampling every trigger hit, records
- * walked by range_account. */
-static int open_sample(struct range_set *rs, const struct range_set_target *target,
-		       struct event_base *base)
+/* Start the set on backend ops: 0, or -1 (why, if the backend says). */
+static int start_on(struct range_set *rs, const struct range_backend_ops *ops,
+		    const struct range_set_target *target, struct event_base *base, bool *unfit,
+		    char *why, size_t cap)
 {
-	struct range_groups_params params = {
-		.events = rs->layout.events, .nr_events = rs->layout.nr_events,
-		.roots = target->roots, .nr_roots = target->nr_roots,
-		.enable_on_exec = target->enable_on_exec && !target->cpu_wide,
-		.pages = target->pages,
-		.cpu_wide = target->cpu_wide, .cpu_list = target->cpu_list,
-	};
-	unsigned flags = target->cpu_wide ? RANGE_ACCOUNT_CPU_WIDE : 0;
+	void *obj = ops->start(&rs->layout, target, base, unfit, why, cap);
 
-	if (rs->layout.per_cpu)
-		flags |= RANGE_ACCOUNT_CPU_SCOPE;
-	rs->groups = range_groups_open(&params);
-	if (!rs->groups)
+	if (!obj)
 		return -1;
-	rs->acct = range_account_new(rs->layout.members, rs->layout.nr_events + 1, rs->layout.leaves, rs->layout.nr_leaves,
-				     rs->layout.views, rs->layout.nr_specs, range_groups_nr_cpus(rs->groups),
-				     flags);
-	if (range_groups_watch(rs->groups, base, on_ring_buffer, rs)) {
-		log_error("cannot watch the range's ring buffers");
-		return -1;
-	}
+	rs->backend = ops;
+	rs->backend_obj = obj;
 	return 0;
 }
 
@@ -244,14 +298,13 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 	bool unfit;
 
 	rs->layout.per_cpu = target->scope == RANGE_SCOPE_CPU ||
-		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(rs));
+		      (target->scope == RANGE_SCOPE_AUTO && all_triggers_in_cpu_context(&rs->layout));
 	if (target->backend == RANGE_BACKEND_SAMPLE)
-		return open_sample(rs, target, base);
-	rs->bpf = range_bpf_open(&rs->layout, target, &unfit, why, sizeof(why));
-	if (rs->bpf)
+		return start_on(rs, &range_sample_backend, target, base, &unfit, why, sizeof(why));
+	if (!start_on(rs, &range_bpf_backend, target, base, &unfit, why, sizeof(why)))
 		return 0;
-	if (unfit && target->backend == RANGE_BACKEND_AUTO)
-		return open_sample(rs, target, base);	/* no fault of the machine */
+	if (unfit && target->backend == RANGE_BACKEND_AUTO)	/* no fault of the machine */
+		return start_on(rs, &range_sample_backend, target, base, &unfit, why, sizeof(why));
 	if (target->backend == RANGE_BACKEND_BPF) {
 		if (reason)
 			snprintf(reason, cap, "%s", why);
@@ -262,22 +315,22 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 	if (!told)
 		log_warn("ranges are counted from samples, not in BPF: %s", why);
 	told = true;
-	return open_sample(rs, target, base);
+	return start_on(rs, &range_sample_backend, target, base, &unfit, why, sizeof(why));
 }
 
 void range_set_free(struct range_set *rs)
 {
 	if (!rs)
 		return;
-	range_bpf_close(rs->bpf);
-	range_groups_close(rs->groups);
-	range_account_free(rs->acct);
+	if (rs->backend)
+		rs->backend->free(rs->backend_obj);
 	for (size_t i = 0; i < rs->layout.nr_events; i++)
 		events_def_free(&rs->layout.defs[i]);
 	for (size_t s = 0; s < rs->layout.nr_specs; s++) {
 		if (rs->layout.specs)
 			range_spec_free(rs->layout.specs[s]);
-		free(rs->layout.shown[s]);
+		if (rs->layout.shown)
+			free(rs->layout.shown[s]);
 	}
 	free(rs->layout.specs);
 	free(rs->layout.shown);
@@ -293,37 +346,34 @@ void range_set_free(struct range_set *rs)
 
 void range_set_drain(struct range_set *rs, enum range_drain how)
 {
-	if (rs->bpf && !rs->unloaded)
-		range_bpf_refresh(rs->bpf);
-	if (rs->groups)
-		range_groups_drain(rs->groups, rs->acct, how);
+	/* An unloaded set's values are final. */
+	if (rs->backend && !rs->unloaded)
+		rs->backend->drain(rs->backend_obj, how);
 }
 
 void range_set_finish(struct range_set *rs)
 {
 	/* System-wide, the programs would go on counting other processes
 	 * between the final report's readings: the counting stops here. */
-	if (rs->bpf)
-		range_bpf_unload(rs->bpf);
-	if (rs->groups)
-		range_groups_finish(rs->groups, rs->acct);
+	if (rs->backend)
+		rs->backend->finish(rs->backend_obj);
 }
 
 void range_set_unload(struct range_set *rs)
 {
 	range_set_finish(rs);
-	range_groups_close(rs->groups);
-	rs->groups = NULL;
-	if (rs->bpf)
-		range_bpf_unload(rs->bpf);
+	if (rs->backend)
+		rs->backend->release(rs->backend_obj);
 	rs->unloaded = true;
 }
 
 size_t range_set_find_counted(const struct range_set *rs, const struct event_def *def)
 {
-	for (size_t i = 0; i < rs->layout.nr_events; i++)
-		if (rs->layout.members[i + 1].counted && same_event(&rs->layout.defs[i], rs->layout.defs[i].filter,
-							     def, def->filter))
+	const struct range_layout *layout = &rs->layout;
+
+	for (size_t i = 0; i < layout->nr_events; i++)
+		if (layout->members[i + 1].counted &&
+		    same_event(&layout->defs[i], layout->defs[i].filter, def, def->filter))
 			return i + 1;
 	return 0;
 }
@@ -341,12 +391,9 @@ static void backing_read(void *obj, size_t member, struct counter_value *value)
 	struct range_set *rs = obj;
 
 	memset(value, 0, sizeof(*value));
-	if (rs->bpf && !rs->unloaded) {
-		value->val = range_bpf_total(rs->bpf, member, &value->ena);
-		value->run = value->ena;
-	}
-	if (rs->groups)
-		range_groups_read_member(rs->groups, member, &value->val, &value->ena, &value->run);
+	/* An unloaded set gave its counters back: its plain views read 0. */
+	if (rs->backend && !rs->unloaded)
+		rs->backend->read_member(rs->backend_obj, member, value);
 }
 
 static const struct counter_backing_ops backing_ops = {
@@ -404,21 +451,19 @@ bool range_set_supported(const struct range_set *rs, size_t spec, size_t e)
 
 static bool member_supported(const struct range_set *rs, size_t member)
 {
-	if (rs->bpf)
-		return range_bpf_supported(rs->bpf, member);
-	return rs->groups && range_groups_supported(rs->groups, member);
+	return rs->backend && rs->backend->supported(rs->backend_obj, member);
 }
 
 bool range_set_is_bpf(const struct range_set *rs)
 {
-	return rs->bpf != NULL;
+	return rs->backend && rs->backend->in_kernel;
 }
 
 uint64_t range_set_value(const struct range_set *rs, size_t spec, size_t e)
 {
-	if (rs->bpf)
-		return range_bpf_value(rs->bpf, spec, rs->layout.shown[spec][e]);
-	return rs->acct ? range_account_value(rs->acct, spec, rs->layout.shown[spec][e]) : 0;
+	if (!rs->backend)
+		return 0;
+	return rs->backend->value(rs->backend_obj, spec, rs->layout.shown[spec][e]);
 }
 
 const char *range_set_label(const struct range_set *rs, size_t spec)
@@ -435,14 +480,7 @@ const char *range_set_event_name(const struct range_set *rs, size_t spec, size_t
 	return rs->layout.specs[spec]->events[e].name;
 }
 
-bool range_set_per_cpu(const struct range_set *rs)
-{
-	return rs->layout.per_cpu;
-}
-
 uint64_t range_set_lost(const struct range_set *rs)
 {
-	if (rs->bpf)
-		return range_bpf_missed(rs->bpf);
-	return rs->acct ? range_account_lost(rs->acct) : 0;
+	return rs->backend ? rs->backend->lost(rs->backend_obj) : 0;
 }

@@ -1,6 +1,7 @@
 /*
- * range_set: range specs (grammar/range_parse.h) compiled into one kernel
- * group layout and one accounting, and the views they show.
+ * range_set: range specs (grammar/range_parse.h) compiled into one layout
+ * (range_layout.h), counted by one backend (range_backend.h: BPF, or
+ * samples), and the views they show.
  *
  * The specs given with -e at start-up form one set, so that every event
  * they count is one physical counter: a plain "-e E" of the same event
@@ -27,20 +28,7 @@
 #include "grammar/range_parse.h"
 
 struct event_base;
-struct range_bpf;
-
-struct range_set {
-	char *name;			/* "range load" NAME; NULL for start-up specs */
-	struct range_layout layout;	/* what the backend counts */
-
-	/* The backend counting the set: BPF programs, or (sample) perf
-	 * groups whose records range_account walks. */
-	struct range_bpf *bpf;
-	struct range_groups *groups;
-	struct range_account *acct;
-	uint64_t *interval_base;	/* [spec][event] at the last interval line */
-	bool unloaded;			/* "range unload": totals kept, groups closed */
-};
+struct range_set;
 
 /* Takes ownership of specs (an array of n) on success; on failure they
  * stay the caller's, so that it can show the spec with the error: *err
@@ -53,8 +41,6 @@ struct range_set *range_set_compile(struct range_spec **specs, size_t n, const c
  * reason when reason is not NULL). */
 int range_set_open(struct range_set *rs, const struct range_set_target *target,
 		   struct event_base *base, char *reason, size_t cap);
-/* Does the set keep its range state per CPU (else per thread)? */
-bool range_set_per_cpu(const struct range_set *rs);
 void range_set_free(struct range_set *rs);
 
 /* Account what the kernel wrote so far (see range_groups_drain). */
