@@ -169,7 +169,7 @@ int session_init(struct session *s, const struct options *opts, struct repeat *r
 	s->target = target_describe(opts);
 	/* A client that goes away must never kill the agent. */
 	signal(SIGPIPE, SIG_IGN);
-	s->ranges = range_registry_new(opts);
+	s->ranges = range_registry_new(opts, repeat ? &repeat->told_range_fallback : NULL);
 	if (!s->ranges) {
 		log_error("out of memory");
 		return -1;
@@ -559,8 +559,8 @@ int session_start(struct session *s)
 	}
 	if (opts->verbose && s->repeat)	/* on the report's output, as perf */
 		fprintf(s->out, "[ perf stat: executing run #%u ... ]\n", s->repeat->runs_done + 1);
-	if (range_registry_open(s->ranges, s->counters, s->nr_counters,
-				s->has_workload ? s->workload.pid : -1, s->base) ||
+	if (range_registry_start(s->ranges, s->counters, s->nr_counters,
+				 s->has_workload ? s->workload.pid : -1, s->base) ||
 	    session_open_counters(s) || session_open_channels(s) || session_add_timers(s) ||
 	    session_watch_targets(s) || metrics_start(s))
 		return -1;

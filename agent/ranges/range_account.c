@@ -84,7 +84,7 @@ static bool gate_open(const struct range_gate *gate, unsigned base, uint64_t ope
 	return false;
 }
 
-bool range_view_open(const struct range_view_def *view, uint64_t open_leaves)
+bool range_view_is_open(const struct range_view_def *view, uint64_t open_leaves)
 {
 	return !view->gate || gate_open(view->gate, view->leaf_base, open_leaves);
 }
@@ -263,7 +263,7 @@ static void attribute(struct range_account *acct, struct range_state *st, size_t
 		st->tainted = calloc(acct->nr_views, sizeof(*st->tainted));
 	}
 	for (size_t v = 0; v < acct->nr_views; v++)
-		if (range_view_open(&acct->views[v], st->open))
+		if (range_view_is_open(&acct->views[v], st->open))
 			st->pending[v * acct->nr_members + m] += delta;
 }
 
@@ -277,7 +277,7 @@ static void state_commit(struct range_account *acct, struct range_state *st, boo
 	for (size_t v = 0; v < acct->nr_views; v++) {
 		uint64_t *p = st->pending + v * acct->nr_members;
 
-		if (!everything && range_view_open(&acct->views[v], st->open))
+		if (!everything && range_view_is_open(&acct->views[v], st->open))
 			continue;
 		for (size_t m = 0; m < acct->nr_members; m++) {
 			if (!st->tainted[v])
@@ -297,7 +297,7 @@ static void state_taint_open(struct range_account *acct, struct range_state *st)
 		st->tainted = calloc(acct->nr_views, sizeof(*st->tainted));
 	}
 	for (size_t v = 0; v < acct->nr_views; v++)
-		if (range_view_open(&acct->views[v], st->open))
+		if (range_view_is_open(&acct->views[v], st->open))
 			st->tainted[v] = true;
 }
 

@@ -109,6 +109,6 @@ uint64_t range_account_value(const struct range_account *acct, size_t view, size
 void range_account_mark_lost(struct range_account *acct, uint64_t lost, uint32_t cpu);
 uint64_t range_account_lost(const struct range_account *acct);
 /* Is a view's gate open when the leaves in open_leaves (bit i) are? */
-bool range_view_open(const struct range_view_def *view, uint64_t open_leaves);
+bool range_view_is_open(const struct range_view_def *view, uint64_t open_leaves);
 
 #endif

@@ -319,8 +319,8 @@ static void load_only_what_is_used(struct range_bpf *b, const struct range_layou
 	bpf_program__set_autoload(skel->progs.on_switch_out, b->perf_mask != 0);
 }
 
-struct range_bpf *range_bpf_open(const struct range_layout *layout,
-				 const struct range_set_target *target, bool *unfit,
+struct range_bpf *range_bpf_new(const struct range_layout *layout,
+				const struct range_set_target *target, bool *unfit,
 				 char *why, size_t cap)
 {
 	struct range_bpf *b = calloc(1, sizeof(*b));
@@ -423,7 +423,7 @@ struct range_bpf *range_bpf_open(const struct range_layout *layout,
 	return b;
 fail:
 	free(cfg);
-	range_bpf_close(b);
+	range_bpf_free(b);
 	return NULL;
 }
 
@@ -471,7 +471,7 @@ void range_bpf_unload(struct range_bpf *b)
 	b->unloaded = true;
 }
 
-void range_bpf_close(struct range_bpf *b)
+void range_bpf_free(struct range_bpf *b)
 {
 	if (!b)
 		return;
@@ -575,7 +575,7 @@ static void *bpf_start(const struct range_layout *layout, const struct range_set
 		       struct event_base *base, bool *unfit, char *why, size_t cap)
 {
 	(void)base;	/* the programs need no loop: values are read on demand */
-	return range_bpf_open(layout, target, unfit, why, cap);
+	return range_bpf_new(layout, target, unfit, why, cap);
 }
 
 static void bpf_drain(void *obj, enum range_drain how)
@@ -614,7 +614,7 @@ static uint64_t bpf_lost(const void *obj)
 
 static void bpf_free(void *obj)
 {
-	range_bpf_close(obj);
+	range_bpf_free(obj);
 }
 
 const struct range_backend_ops range_bpf_backend = {

@@ -25,20 +25,21 @@ struct range_set_target;
 struct range_bpf;
 
 /*
- * Open counters, load and attach the programs, measure the target's tasks.
+ * A BPF backend counting layout on target: counters opened, programs
+ * loaded and attached, the target's tasks measured.
  * NULL with the reason (and what to change) in why; *unfit tells a set the
  * programs do not express (limits of the tables, filter forms), decided
  * before anything opens, from a kernel that refused.
  */
-struct range_bpf *range_bpf_open(const struct range_layout *layout,
-				 const struct range_set_target *target, bool *unfit,
-				 char *why, size_t cap);
+struct range_bpf *range_bpf_new(const struct range_layout *layout,
+				const struct range_set_target *target, bool *unfit,
+				char *why, size_t cap);
 /* "range unload", and the end of the run: a last refresh, then the
  * programs detach and the counters close, so that every later reading
  * (the final report's rows, the plain views it backs) sees the same
- * values; they stay readable until range_bpf_close. */
+ * values; they stay readable until range_bpf_free. */
 void range_bpf_unload(struct range_bpf *b);
-void range_bpf_close(struct range_bpf *b);
+void range_bpf_free(struct range_bpf *b);
 
 /* Flush every CPU and read the sums: values are now as of this call. */
 void range_bpf_refresh(struct range_bpf *b);

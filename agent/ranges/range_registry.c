@@ -19,14 +19,18 @@ struct range_registry {
 	size_t nr_startup_specs;
 	struct range_set **sets;	/* start-up set first, then "range load"s */
 	size_t nr_sets;
+	bool told_here;			/* told_fallback when the caller keeps none */
+	bool *told_fallback;		/* a set fell back to samples, and said why */
 };
 
-struct range_registry *range_registry_new(const struct options *opts)
+struct range_registry *range_registry_new(const struct options *opts, bool *told_fallback)
 {
 	struct range_registry *reg = calloc(1, sizeof(*reg));
 
-	if (reg)
-		reg->opts = opts;
+	if (!reg)
+		return NULL;
+	reg->opts = opts;
+	reg->told_fallback = told_fallback ? told_fallback : &reg->told_here;
 	return reg;
 }
 
@@ -169,8 +173,8 @@ static void back_plain_counters(const struct options *opts, struct counter *coun
 	}
 }
 
-int range_registry_open(struct range_registry *reg, struct counter *counters,
-			size_t nr_counters, pid_t workload, struct event_base *base)
+int range_registry_start(struct range_registry *reg, struct counter *counters,
+			 size_t nr_counters, pid_t workload, struct event_base *base)
 {
 	const struct options *opts = reg->opts;
 	struct pg_error err = { 0 };
@@ -205,7 +209,7 @@ int range_registry_open(struct range_registry *reg, struct counter *counters,
 	target.trees = opts->pid_list != NULL;
 	target.tree_roots = roots;
 	target.nr_tree_roots = nr_roots;
-	rc = range_set_open(rs, &target, base, NULL, 0);
+	rc = range_set_start(rs, &target, base, reg->told_fallback, NULL, 0);
 	free(roots);
 	if (rc)
 		return -1;
@@ -321,9 +325,9 @@ static struct range_set *compile_loaded(const char *name, const char *text, char
 	return rs;
 }
 
-/* Open a loaded set on every thread the target has now. */
-static int open_loaded(const struct range_registry *reg, pid_t workload,
-		       struct event_base *base, struct range_set *rs, char *why, size_t cap)
+/* Start a loaded set on every thread the target has now. */
+static int start_loaded(struct range_registry *reg, pid_t workload,
+			struct event_base *base, struct range_set *rs, char *why, size_t cap)
 {
 	const struct options *opts = reg->opts;
 	struct tid_list roots = { 0 }, trees = { 0 };
@@ -336,7 +340,9 @@ static int open_loaded(const struct range_registry *reg, pid_t workload,
 	target.trees = trees.nr > 0;
 	target.tree_roots = trees.tids;
 	target.nr_tree_roots = trees.nr;
-	rc = cpu_wide(opts) || roots.nr ? range_set_open(rs, &target, base, why, cap) : -1;
+	rc = -1;
+	if (cpu_wide(opts) || roots.nr)
+		rc = range_set_start(rs, &target, base, reg->told_fallback, why, cap);
 	free(roots.tids);
 	free(trees.tids);
 	return rc;
@@ -354,7 +360,7 @@ int range_registry_load(struct range_registry *reg, pid_t workload, struct event
 	if (!rs)
 		return -1;
 	why[0] = 0;
-	if (open_loaded(reg, workload, base, rs, why, sizeof(why))) {
+	if (start_loaded(reg, workload, base, rs, why, sizeof(why))) {
 		range_set_free(rs);
 		if (why[0])
 			return snprintf(reason, cap, "cannot open range '%s': %s", name, why), -1;

@@ -24,8 +24,10 @@ struct range_set;
 struct range_registry;
 
 /* An empty registry for a run with these options (kept, not copied), or
- * NULL when out of memory. */
-struct range_registry *range_registry_new(const struct options *opts);
+ * NULL when out of memory.  told_fallback remembers that ranges fell back
+ * from BPF to samples and said why: runs that share one (-r) say it once.
+ * NULL: the registry keeps its own. */
+struct range_registry *range_registry_new(const struct options *opts, bool *told_fallback);
 void range_registry_free(struct range_registry *reg);
 
 /* Is this -e entry a range spec ("events@gate")? */
@@ -34,11 +36,11 @@ bool range_registry_is_spec(const struct event_spec *spec);
 int range_registry_parse(struct range_registry *reg);
 /* Were range specs given with -e? */
 bool range_registry_has_startup_specs(const struct range_registry *reg);
-/* Compile and open the start-up set, and back the plain counters with it.
+/* Compile and start the start-up set, and back the plain counters with it.
  * Call after the workload (pid, or -1 for none) is forked, before the
  * counters are opened. */
-int range_registry_open(struct range_registry *reg, struct counter *counters,
-			size_t nr_counters, pid_t workload, struct event_base *base);
+int range_registry_start(struct range_registry *reg, struct counter *counters,
+			 size_t nr_counters, pid_t workload, struct event_base *base);
 /* "range load NAME = SPEC" in a run with this workload (or -1): 0, or -1
  * with a one-line reason. */
 int range_registry_load(struct range_registry *reg, pid_t workload, struct event_base *base,

@@ -15,7 +15,7 @@
 struct range_set {
 	char *name;			/* "range load" NAME; NULL for start-up specs */
 	struct range_layout layout;	/* what the backend counts */
-	/* What counts it (range_set_open picks it), and its object. */
+	/* What counts it (range_set_start picks it), and its object. */
 	const struct range_backend_ops *backend;
 	void *backend_obj;
 	uint64_t *interval_base;	/* [spec][event] at the last interval line */
@@ -288,12 +288,11 @@ static int start_on(struct range_set *rs, const struct range_backend_ops *ops,
 
 /*
  * BPF when it can, else samples: an explicit --range-backend bpf fails with
- * the reason; the default says once why it falls back.
+ * the reason; the default says once why it falls back (*told_fallback).
  */
-int range_set_open(struct range_set *rs, const struct range_set_target *target,
-		   struct event_base *base, char *reason, size_t cap)
+int range_set_start(struct range_set *rs, const struct range_set_target *target,
+		    struct event_base *base, bool *told_fallback, char *reason, size_t cap)
 {
-	static bool told;
 	char why[512] = "";
 	bool unfit;
 
@@ -312,9 +311,9 @@ int range_set_open(struct range_set *rs, const struct range_set_target *target,
 			log_error("ranges cannot be counted in BPF: %s", why);
 		return -1;
 	}
-	if (!told)
+	if (!*told_fallback)
 		log_warn("ranges are counted from samples, not in BPF: %s", why);
-	told = true;
+	*told_fallback = true;
 	return start_on(rs, &range_sample_backend, target, base, &unfit, why, sizeof(why));
 }
 

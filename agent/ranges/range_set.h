@@ -37,10 +37,12 @@ struct range_set;
 struct range_set *range_set_compile(struct range_spec **specs, size_t n, const char *name,
 				    size_t *err_spec, struct pg_error *err);
 
-/* Open the backend and start accounting; -1 (message printed, or in
- * reason when reason is not NULL). */
-int range_set_open(struct range_set *rs, const struct range_set_target *target,
-		   struct event_base *base, char *reason, size_t cap);
+/* Start the backend counting: 0, or -1 (message printed, or in reason
+ * when reason is not NULL).  When BPF cannot be had and samples count
+ * instead, the reason is printed unless *told_fallback, which is then set:
+ * a run says it once, however many sets it starts. */
+int range_set_start(struct range_set *rs, const struct range_set_target *target,
+		    struct event_base *base, bool *told_fallback, char *reason, size_t cap);
 void range_set_free(struct range_set *rs);
 
 /* Account what the kernel wrote so far (see range_groups_drain). */

@@ -53,6 +53,7 @@ struct repeat {
 	size_t nr_series;
 	uint64_t *elapsed_ns;	/* per run */
 	int *exit_codes;	/* per run */
+	bool told_range_fallback;	/* ranges fell back to samples: said once */
 };
 
 int repeat_init(struct repeat *rep, unsigned runs);

@@ -193,12 +193,12 @@ static void test_gates(void)
 	struct range_view_def v_and = { &and, 0 }, v_or = { &or, 0 }, v_not = { &not, 0 };
 	struct range_view_def v_based = { &l0, 2 }, v_all = { NULL, 0 };
 
-	ok(range_view_open(&v_and, 3) && !range_view_open(&v_and, 1), "&& needs both leaves");
-	ok(range_view_open(&v_or, 2) && !range_view_open(&v_or, 0), "|| needs one leaf");
-	ok(range_view_open(&v_not, 1) && !range_view_open(&v_not, 3), "! complements");
-	ok(range_view_open(&v_based, 4) && !range_view_open(&v_based, 1),
+	ok(range_view_is_open(&v_and, 3) && !range_view_is_open(&v_and, 1), "&& needs both leaves");
+	ok(range_view_is_open(&v_or, 2) && !range_view_is_open(&v_or, 0), "|| needs one leaf");
+	ok(range_view_is_open(&v_not, 1) && !range_view_is_open(&v_not, 3), "! complements");
+	ok(range_view_is_open(&v_based, 4) && !range_view_is_open(&v_based, 1),
 	   "a view's leaves start at its leaf_base");
-	ok(range_view_open(&v_all, 0), "no gate: always open");
+	ok(range_view_is_open(&v_all, 0), "no gate: always open");
 }
 
 int main(void)
