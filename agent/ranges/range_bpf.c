@@ -319,66 +319,61 @@ static void load_only_what_is_used(struct range_bpf *b, const struct range_layou
 	bpf_program__set_autoload(skel->progs.on_switch_out, b->perf_mask != 0);
 }
 
-struct range_bpf *range_bpf_new(const struct range_layout *layout,
-				const struct range_set_target *target, bool *unfit,
-				 char *why, size_t cap)
+/* The CPUs the set counts on: the possible ones size the per-CPU tables;
+ * the online ones (or -C's, all online) get counters and flushes. */
+static int find_cpus(struct range_bpf *b, const struct range_set_target *target, char *why,
+		     size_t cap)
 {
-	struct range_bpf *b = calloc(1, sizeof(*b));
-	struct rb_config *cfg = calloc(1, sizeof(*cfg));
-	int err;
-
-	if (!b || !cfg) {
-		snprintf(why, cap, "out of memory");
-		free(b);
-		free(cfg);
-		return NULL;
-	}
-	libbpf_set_print(libbpf_quiet);
-	clock_gettime(CLOCK_MONOTONIC, &b->opened);
 	b->nr_cpus = libbpf_num_possible_cpus();
-	/* -C: counters, switch events and flushes on the listed CPUs only. */
 	b->online = target->cpu_list ? perf_cpu_map__new(target->cpu_list) :
 				       perf_cpu_map__new_online_cpus();
-	b->event_of_member = calloc(layout->nr_events + 1, sizeof(int));
-	b->first_of = calloc(layout->nr_events + 1, sizeof(size_t));
-	if (!b->event_of_member || !b->first_of) {
-		snprintf(why, cap, "out of memory");
-		goto fail;
-	}
 	if (target->cpu_list && b->online && cpus_offline(b->online, why, cap))
-		goto fail;
+		return -1;
 	if (b->nr_cpus <= 0 || b->nr_cpus > RB_CPUS_MAX || !b->online ||
 	    perf_cpu_map__max(b->online).cpu >= b->nr_cpus) {
 		snprintf(why, cap, "cannot tell this machine's CPUs%s%s", target->cpu_list ? " in " : "",
 			 target->cpu_list ? target->cpu_list : "");
-		goto fail;
+		return -1;
 	}
-	*unfit = false;
-	if (range_compile(layout, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap)) {
-		*unfit = true;
-		goto fail;
-	}
-	if (open_counters(b, layout, why, cap))
-		goto fail;
-	b->skel = range_gate_bpf__open();
-	if (!b->skel) {
-		explain_refusal(errno, "cannot open the range programs", why, cap);
-		goto fail;
-	}
-	b->skel->rodata->nr_cpus = (__u32)b->nr_cpus;
-	b->skel->rodata->nr_events = (__u32)b->nr_events;
-	b->skel->rodata->perf_mask = b->perf_mask;
-	b->skel->rodata->all_tasks = target->cpu_wide;
-	b->skel->rodata->cpu_scope = layout->per_cpu;
+	return 0;
+}
+
+/* The programs' constants, fixed before loading so that the verifier
+ * prunes what the set does not use. */
+static void set_constants(struct range_bpf *b, const struct range_layout *layout,
+			  const struct range_set_target *target, const struct rb_config *cfg)
+{
+	struct range_gate_bpf__rodata *ro = b->skel->rodata;
+
+	ro->nr_cpus = (__u32)b->nr_cpus;
+	ro->nr_events = (__u32)b->nr_events;
+	ro->perf_mask = b->perf_mask;
+	ro->all_tasks = target->cpu_wide;
+	ro->cpu_scope = layout->per_cpu;
 	for (size_t i = 0; i < RB_TRIGGERS_MAX; i++)
-		b->skel->rodata->has_filters |= cfg->triggers[i].nr_filter_ops > 0;
-	b->skel->rodata->cpu_list = target->cpu_list != NULL;
+		ro->has_filters |= cfg->triggers[i].nr_filter_ops > 0;
+	ro->cpu_list = target->cpu_list != NULL;
 	for (int i = 0; i < perf_cpu_map__nr(b->online); i++) {
 		int cpu = perf_cpu_map__cpu(b->online, i).cpu;
 
 		if (cpu >= 0 && cpu < RB_CPUS_MAX)
-			b->skel->rodata->cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
+			ro->cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
 	}
+}
+
+/* Open the skeleton, give it the compiled tables, and load what is used. */
+static int load_programs(struct range_bpf *b, const struct range_layout *layout,
+			 const struct range_set_target *target, const struct rb_config *cfg,
+			 char *why, size_t cap)
+{
+	int err;
+
+	b->skel = range_gate_bpf__open();
+	if (!b->skel) {
+		explain_refusal(errno, "cannot open the range programs", why, cap);
+		return -1;
+	}
+	set_constants(b, layout, target, cfg);
 	b->skel->bss->cfg = *cfg;
 	bpf_map__set_max_entries(b->skel->maps.counters,
 				 (__u32)(b->nr_events ? b->nr_events : 1) * (__u32)b->nr_cpus);
@@ -387,38 +382,90 @@ struct range_bpf *range_bpf_new(const struct range_layout *layout,
 	if (err) {
 		explain_refusal(-err > 0 ? -err : errno, "the kernel refused the range programs",
 				why, cap);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/* Put the per-CPU perf counters in the programs' counters array. */
+static int hand_counters(struct range_bpf *b, char *why, size_t cap)
+{
 	for (size_t i = 0; i < b->nr_events * (size_t)b->nr_cpus; i++) {
 		__u32 key = (__u32)i;
 
 		if (b->fds[i] >= 0 &&
 		    bpf_map_update_elem(bpf_map__fd(b->skel->maps.counters), &key, &b->fds[i], 0)) {
 			explain_refusal(errno, "cannot hand the counters to the programs", why, cap);
-			goto fail;
+			return -1;
 		}
 	}
-	if (!target->cpu_wide) {
-		/* The workload is marked before its exec; the others now. */
-		if (target->enable_on_exec) {
-			for (size_t i = 0; i < target->nr_roots; i++)
-				mark_task(b, target->roots[i], RB_TASK_AT_EXEC);
-		}
+	return 0;
+}
+
+/* Attach the programs and mark the tasks to measure: the workload before
+ * its exec, the others once the programs run. */
+static int attach_and_mark(struct range_bpf *b, const struct range_layout *layout,
+			   const struct range_set_target *target, char *why, size_t cap)
+{
+	if (!target->cpu_wide && target->enable_on_exec) {
+		for (size_t i = 0; i < target->nr_roots; i++)
+			mark_task(b, target->roots[i], RB_TASK_AT_EXEC);
 	}
 	if (attach_all(b, layout, why, cap))
-		goto fail;
+		return -1;
 	if (!target->cpu_wide && !target->enable_on_exec)
 		mark_threads(b, target);
+	return 0;
+}
+
+/* The read buffers, and a first flush: marked tasks that run now are
+ * measured from here on. */
+static int first_reading(struct range_bpf *b, char *why, size_t cap)
+{
 	b->values = calloc((RB_VIEWS_MAX + 1) * RB_EVENTS_MAX, sizeof(uint64_t));
 	b->percpu = calloc((size_t)b->nr_cpus, sizeof(struct rb_sums));
 	if (!b->values || !b->percpu) {
 		snprintf(why, cap, "out of memory");
-		goto fail;
+		return -1;
 	}
-	/* Marked tasks that run now are measured from this flush on. */
 	b->skel->bss->flush_at_load = true;
 	range_bpf_refresh(b);
 	b->skel->bss->flush_at_load = false;
+	return 0;
+}
+
+struct range_bpf *range_bpf_new(const struct range_layout *layout,
+				const struct range_set_target *target, bool *unfit,
+				char *why, size_t cap)
+{
+	struct range_bpf *b = calloc(1, sizeof(*b));
+	struct rb_config *cfg = calloc(1, sizeof(*cfg));
+
+	*unfit = false;
+	if (!b || !cfg) {
+		snprintf(why, cap, "out of memory");
+		free(b);
+		free(cfg);
+		return NULL;
+	}
+	libbpf_set_print(libbpf_quiet);
+	clock_gettime(CLOCK_MONOTONIC, &b->opened);
+	if (find_cpus(b, target, why, cap))
+		goto fail;
+	b->event_of_member = calloc(layout->nr_events + 1, sizeof(int));
+	b->first_of = calloc(layout->nr_events + 1, sizeof(size_t));
+	if (!b->event_of_member || !b->first_of) {
+		snprintf(why, cap, "out of memory");
+		goto fail;
+	}
+	if (range_compile(layout, cfg, b->event_of_member, b->first_of, &b->nr_events, why, cap)) {
+		*unfit = true;
+		goto fail;
+	}
+	if (open_counters(b, layout, why, cap) || load_programs(b, layout, target, cfg, why, cap) ||
+	    hand_counters(b, why, cap) || attach_and_mark(b, layout, target, why, cap) ||
+	    first_reading(b, why, cap))
+		goto fail;
 	free(cfg);
 	return b;
 fail:
