@@ -26,6 +26,7 @@
 #include "grammar/range_parse.h"
 
 #define RANGE_LEAVES_MAX 64	/* leaves of all gates of one range set */
+_Static_assert(RANGE_LEAVES_MAX <= 64, "starts and stops are bits of a uint64_t");
 
 /* What one member of the kernel group is for.  A member may be several
  * things at once: a tracepoint that starts one leaf and stops another, or

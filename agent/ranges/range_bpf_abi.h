@@ -24,7 +24,7 @@
 #endif
 
 #define RB_EVENTS_MAX 8		/* counted events of one set */
-#define RB_LEAVES_MAX 64	/* "S..T" ranges of one set (RANGE_LEAVES_MAX) */
+#define RB_LEAVES_MAX 64	/* "S..T" ranges of one set */
 #define RB_VIEWS_MAX 31		/* specs of one set; view RB_VIEWS_MAX is the total */
 #define RB_VIEW_TOTAL RB_VIEWS_MAX
 #define RB_GATE_OPS_MAX 256	/* gate ops of all views of a set */
@@ -37,6 +37,12 @@
 #define RB_STACK_MAX 32		/* depth of the RPN stacks (gate and filter) */
 #define RB_CPUS_MAX 1024	/* CPUs the per-CPU counter table indexes */
 #define RB_SYSCALLS_MAX 512	/* syscall numbers the raw syscall programs dispatch */
+
+/* The limits the layout below is built on. */
+_Static_assert(RB_LEAVES_MAX <= 64, "a leaf is one bit of no_starter, leaf_used, open_leaves");
+_Static_assert(RB_LEAVES_MAX <= 256, "a trigger names its leaves in __u8");
+_Static_assert(RB_VIEWS_MAX + 1 <= 64, "open_views has a bit per view, and one for the total");
+_Static_assert(RB_EVENTS_MAX <= 32, "a view's events are the bits of a __u32");
 
 /* Gate and filter ops: operands are pushed, operators pop them. */
 enum rb_op {

@@ -14,6 +14,9 @@
 #include "agent/ranges/range_compile.h"
 #include "agent/ranges/range_layout.h"
 
+/* A set's leaves, numbered by the range set, index the programs' tables. */
+_Static_assert(RB_LEAVES_MAX == RANGE_LEAVES_MAX, "one leaf limit for the set and its programs");
+
 /* This architecture's syscall numbers, from <asm/unistd.h> at build time. */
 static const struct syscall_entry {
 	const char *name;
