@@ -680,7 +680,7 @@ void counter_close(struct counter *c)
  *
  * The kernel refuses a group read with ECHILD while a copy of the group
  * inherited by a child task differs from it: a thread or child process is
- * exiting and its copy is being taken apart (kernel/events/core.c,
+ * exiting and its copy is being taken apart (the kernel's
  * __perf_read_group_add).  That lasts microseconds, unless the exiting task
  * is preempted half-way, so the read is tried again, waiting a little
  * longer each time, for up to a second.  Without this a window closed as a
