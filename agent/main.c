@@ -1,7 +1,8 @@
 /*
  * perfgate: a perf measurement agent driven over control channels.
  *
- * The flow a reader follows: options -> events resolved and output opened
+ * The flow a reader follows: options -> a session per run, serving control
+ * lines with commands.c (session_new) -> events resolved and output opened
  * (session_init) -> counters opened, views attached, control channels and
  * the workload started (session_start) -> the event loop (session_run) ->
  * the final report and the workload's exit status (session_finish).
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent/base/options.h"
+#include "agent/commands.h"
 #include "agent/report/repeat.h"
 #include "agent/session.h"
 
@@ -82,7 +84,7 @@ run:
 int main(int argc, char **argv)
 {
 	struct options opts;
-	struct session session;
+	struct session *session;
 	struct repeat repeat;
 	int rc, code;
 
@@ -103,15 +105,18 @@ int main(int argc, char **argv)
 		return 255;
 	}
 	do {
-		if (session_init(&session, &opts, opts.repeat > 1 ? &repeat : NULL) ||
-		    session_start(&session)) {
-			session_abort(&session);
+		session = session_new(&opts, opts.repeat > 1 ? &repeat : NULL, commands_on_line);
+		if (!session || session_init(session) || session_start(session)) {
+			if (session)
+				session_abort(session);
+			session_free(session);
 			repeat_free(&repeat);
 			options_free(&opts);
 			return 255;
 		}
-		session_run(&session);
-		code = session_finish(&session);
+		session_run(session);
+		code = session_finish(session);
+		session_free(session);
 	} while (opts.repeat > 1 && !repeat_done(&repeat));
 	repeat_free(&repeat);
 	options_free(&opts);

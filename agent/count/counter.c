@@ -357,7 +357,7 @@ int counter_open(struct counter *c, const struct counter_target *target)
 		return 0;
 	}
 	if (c->def.tool != EVENT_TOOL_NONE) {
-		/* The agent's own number (session_rows): no counter to open. */
+		/* The agent's own number (report/rows.c): no counter to open. */
 		counter_opened(c, target);
 		return 0;
 	}

@@ -16,9 +16,9 @@
 
 #include "agent/base/utf8.h"
 #include "agent/metrics/metrics_expo.h"
-#include "agent/ranges/range_set.h"
-#include "agent/session.h"
 #include "agent/ranges/range_registry.h"
+#include "agent/ranges/range_set.h"
+#include "agent/report/run.h"
 
 /* One view, as the count families show it. */
 struct expo_row {
@@ -160,11 +160,11 @@ static void expo_add_row(struct expo_row **rows, size_t *nr, const struct expo_r
 }
 
 /* The views of one gate over every counter (the default one, a window's). */
-static void expo_collect_views(struct session *s, struct view *views, const char *gate,
+static void expo_collect_views(const struct run *run, struct view *views, const char *gate,
 			       const char *window, struct expo_row **rows, size_t *nr)
 {
-	for (size_t i = 0; i < s->nr_counters; i++) {
-		const struct counter *c = &s->counters[i];
+	for (size_t i = 0; i < run->nr_counters; i++) {
+		const struct counter *c = &run->counters[i];
 		struct expo_row r = {
 			.event = c->def.name, .filter = c->def.filter, .gate = gate,
 			.window = window, .is_clock = c->def.is_clock, .has_times = true,
@@ -179,17 +179,17 @@ static void expo_collect_views(struct session *s, struct view *views, const char
 }
 
 /* Every view, in the order of the --json-file document's "views". */
-static struct expo_row *expo_collect(struct session *s, size_t *nr)
+static struct expo_row *expo_collect(const struct run *run, size_t *nr)
 {
 	struct expo_row *rows = NULL;
 
 	*nr = 0;
-	expo_collect_views(s, s->default_views, "default", NULL, &rows, nr);
-	for (size_t w = 0; w < s->nr_windows; w++)
-		expo_collect_views(s, s->windows[w]->views, "window", s->windows[w]->name,
+	expo_collect_views(run, run->default_views, "default", NULL, &rows, nr);
+	for (size_t w = 0; w < run->nr_windows; w++)
+		expo_collect_views(run, run->windows[w]->views, "window", run->windows[w]->name,
 				   &rows, nr);
-	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
-		const struct range_set *rs = range_registry_set(s->ranges, i);
+	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
+		const struct range_set *rs = range_registry_set(run->ranges, i);
 
 		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
@@ -270,7 +270,7 @@ static const char *window_depth(char *buf, size_t size, const struct window *w)
 }
 
 /* One family with a sample per named window, labelled by its name. */
-static void expo_window_family(struct expo *x, struct session *s, const char *name,
+static void expo_window_family(struct expo *x, const struct run *run, const char *name,
 			       const char *type, const char *unit, const char *help,
 			       const char *sample,
 			       const char *(*value)(char *, size_t, const struct window *))
@@ -278,37 +278,37 @@ static void expo_window_family(struct expo *x, struct session *s, const char *na
 	char buf[48];
 
 	expo_family(x, name, type, unit, help);
-	for (size_t w = 0; w < s->nr_windows; w++) {
-		const char *labels[] = { "window", s->windows[w]->name };
+	for (size_t w = 0; w < run->nr_windows; w++) {
+		const char *labels[] = { "window", run->windows[w]->name };
 
-		expo_sample(x, sample, labels, 1, value(buf, sizeof(buf), s->windows[w]));
+		expo_sample(x, sample, labels, 1, value(buf, sizeof(buf), run->windows[w]));
 	}
 }
 
-static void expo_windows(struct expo *x, struct session *s)
+static void expo_windows(struct expo *x, const struct run *run)
 {
-	expo_window_family(x, s, "perfgate_window_calls", "counter", NULL,
+	expo_window_family(x, run, "perfgate_window_calls", "counter", NULL,
 			   "Completed window begin/end pairs (window end commands).",
 			   "perfgate_window_calls_total", window_calls);
-	expo_window_family(x, s, "perfgate_window_open_seconds", "counter", "seconds",
+	expo_window_family(x, run, "perfgate_window_open_seconds", "counter", "seconds",
 			   "Wall time the window was open (nested calls count once).",
 			   "perfgate_window_open_seconds_total", window_open);
-	expo_window_family(x, s, "perfgate_window_depth", "gauge", NULL,
+	expo_window_family(x, run, "perfgate_window_depth", "gauge", NULL,
 			   "Window begins not yet ended (0: the window is closed).",
 			   "perfgate_window_depth", window_depth);
 }
 
-void metrics_expo_render(struct session *s, enum metrics_format format,
+void metrics_expo_render(const struct run *run, enum metrics_format format,
 			 bool constant_labels, struct evbuffer *out)
 {
-	struct expo x = { out, format, s->opts, constant_labels };
+	struct expo x = { out, format, run->opts, constant_labels };
 	const char *info_labels[] = { "version", PACKAGE_VERSION };
 	struct expo_row *rows;
 	size_t nr;
 
 	/* The range values of the sample backend wait in ring buffers. */
-	range_registry_drain(s->ranges);
-	rows = expo_collect(s, &nr);
+	range_registry_drain(run->ranges);
+	rows = expo_collect(run, &nr);
 
 	expo_family(&x, "perfgate_count", "counter", NULL,
 		    "Events counted while the view's gate was open.");
@@ -325,7 +325,7 @@ void metrics_expo_render(struct session *s, enum metrics_format format,
 	expo_family(&x, "perfgate_incomplete", "gauge", NULL,
 		    "1 when a range view lost records and its count may be short.");
 	expo_rows(&x, "perfgate_incomplete", rows, nr, row_is_range, ROW_INCOMPLETE);
-	expo_windows(&x, s);
+	expo_windows(&x, run);
 	/* Last, so that a reader of a textfile can tell a whole one. */
 	expo_family(&x, "perfgate", "info", NULL, "The agent's version.");
 	expo_sample(&x, "perfgate_info", info_labels, 1, "1");

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 
 struct evbuffer;
-struct session;
+struct run;
 
 enum metrics_format {
 	METRICS_OPENMETRICS,	/* application/openmetrics-text; version=1.0.0 */
@@ -27,8 +27,8 @@ enum metrics_format {
 const char *metrics_expo_content_type(enum metrics_format format);
 /* Append the exposition of every view to out.  With constant_labels, the
  * --metrics-label pairs are put on every sample (not for a push: there they
- * are the grouping key).  Reads the counters, so not const. */
-void metrics_expo_render(struct session *s, enum metrics_format format,
+ * are the grouping key).  Reads the counters and drains the range sets. */
+void metrics_expo_render(const struct run *run, enum metrics_format format,
 			 bool constant_labels, struct evbuffer *out);
 
 #endif

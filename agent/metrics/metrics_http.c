@@ -20,13 +20,13 @@
 
 #include "agent/base/log.h"
 #include "agent/metrics/metrics_http.h"
-#include "agent/session.h"
+#include "agent/report/run.h"
 
 /* Seconds a connection may stay idle, or stall reading a reply. */
 #define METRICS_HTTP_TIMEOUT 10
 
 struct metrics_http {
-	struct session *s;
+	const struct run *run;
 	struct evhttp *http;
 };
 
@@ -131,7 +131,7 @@ static void metrics_http_on_request(struct evhttp_request *req, void *arg)
 	format = metrics_http_negotiate(evhttp_find_header(evhttp_request_get_input_headers(req),
 							   "Accept"));
 	body = evbuffer_new();
-	metrics_expo_render(h->s, format, true, body);
+	metrics_expo_render(h->run, format, true, body);
 	evhttp_add_header(out_headers, "Content-Type", metrics_expo_content_type(format));
 	evhttp_add_header(out_headers, "Cache-Control", "no-store");
 	/* Queued on the connection's buffer; evhttp writes it as the peer
@@ -213,7 +213,8 @@ static int metrics_http_listen(const char *addr)
 	return fd;
 }
 
-struct metrics_http *metrics_http_start(struct session *s, const char *addr)
+struct metrics_http *metrics_http_start(const struct run *run, struct event_base *base,
+				       const char *addr)
 {
 	struct metrics_http *h;
 	int fd = metrics_http_listen(addr);
@@ -221,8 +222,13 @@ struct metrics_http *metrics_http_start(struct session *s, const char *addr)
 	if (fd < 0)
 		return NULL;
 	h = calloc(1, sizeof(*h));
-	h->s = s;
-	h->http = evhttp_new(s->base);
+	if (!h) {
+		log_error("--metrics-listen '%s': %s", addr, strerror(ENOMEM));
+		close(fd);
+		return NULL;
+	}
+	h->run = run;
+	h->http = evhttp_new(base);
 	if (!h->http || !evhttp_accept_socket_with_handle(h->http, fd)) {
 		log_error("--metrics-listen '%s': cannot serve HTTP on it", addr);
 		close(fd);

@@ -13,12 +13,14 @@
 
 #include "agent/metrics/metrics_expo.h"
 
-struct session;
+struct run;
+struct event_base;
 struct metrics_http;
 
 /* Listen on addr ("HOST:PORT", "[V6]:PORT").  NULL with a message naming
  * the address and the reason when it cannot. */
-struct metrics_http *metrics_http_start(struct session *s, const char *addr);
+struct metrics_http *metrics_http_start(const struct run *run, struct event_base *base,
+				       const char *addr);
 void metrics_http_free(struct metrics_http *h);
 /* The format an Accept header asks for (NULL, no header: text 0.0.4). */
 enum metrics_format metrics_http_negotiate(const char *accept);

@@ -14,7 +14,7 @@
 #include "agent/base/log.h"
 #include "agent/metrics/metrics_expo.h"
 #include "agent/metrics/metrics_push.h"
-#include "agent/session.h"
+#include "agent/report/run.h"
 
 /* How one push went, filled in by the request's callbacks. */
 struct push_result {
@@ -163,12 +163,54 @@ static void push_on_done(struct evhttp_request *req, void *arg)
 	event_base_loopbreak(r->base);
 }
 
-int metrics_push(struct session *s)
+/* Send the exposition to host:port and wait for the answer into *r.  -1
+ * with a message when the request cannot even be made. */
+static int push_send(const struct run *run, struct push_result *r, const char *host, int port,
+		     const char *hostport, const char *path)
 {
-	const struct options *opts = s->opts;
-	struct push_result r = { .code = 0 };
+	const char *url = run->opts->metrics_push;
 	struct evhttp_connection *conn = NULL;
 	struct evhttp_request *req;
+	int rc = -1;
+
+	r->base = event_base_new();
+	if (r->base)
+		conn = evhttp_connection_base_new(r->base, NULL, host, (unsigned short)port);
+	if (!conn) {
+		log_error("--metrics-push '%s': cannot create the connection", url);
+		goto out;
+	}
+	evhttp_connection_set_timeout(conn, METRICS_PUSH_TIMEOUT);
+	req = evhttp_request_new(push_on_done, r);
+	if (!req) {
+		log_error("--metrics-push '%s': cannot send the request", url);
+		goto out;
+	}
+	evhttp_request_set_error_cb(req, push_on_error);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Host", hostport);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  metrics_expo_content_type(METRICS_TEXT));
+	/* The grouping key already labels every pushed metric. */
+	metrics_expo_render(run, METRICS_TEXT, false, evhttp_request_get_output_buffer(req));
+	if (evhttp_make_request(conn, req, EVHTTP_REQ_PUT, path)) {
+		log_error("--metrics-push '%s': cannot send the request", url);
+		goto out;
+	}
+	event_base_dispatch(r->base);
+	rc = 0;
+out:
+	if (conn)
+		evhttp_connection_free(conn);
+	if (r->base)
+		event_base_free(r->base);
+	r->base = NULL;
+	return rc;
+}
+
+int metrics_push(const struct run *run)
+{
+	const struct options *opts = run->opts;
+	struct push_result r = { .code = 0 };
 	struct evhttp_uri *uri;
 	const char *host;
 	char *path, *bare = NULL, hostport[300];
@@ -194,26 +236,8 @@ int metrics_push(struct session *s)
 		goto out;
 	}
 	freeaddrinfo(res);
-	r.base = event_base_new();
-	if (r.base)
-		conn = evhttp_connection_base_new(r.base, NULL, host, (unsigned short)port);
-	if (!conn) {
-		log_error("--metrics-push '%s': cannot create the connection", opts->metrics_push);
+	if (push_send(run, &r, host, port, hostport, path))
 		goto out;
-	}
-	evhttp_connection_set_timeout(conn, METRICS_PUSH_TIMEOUT);
-	req = evhttp_request_new(push_on_done, &r);
-	evhttp_request_set_error_cb(req, push_on_error);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Host", hostport);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  metrics_expo_content_type(METRICS_TEXT));
-	/* The grouping key already labels every pushed metric. */
-	metrics_expo_render(s, METRICS_TEXT, false, evhttp_request_get_output_buffer(req));
-	if (evhttp_make_request(conn, req, EVHTTP_REQ_PUT, path)) {
-		log_error("--metrics-push '%s': cannot send the request", opts->metrics_push);
-		goto out;
-	}
-	event_base_dispatch(r.base);
 	if (r.code >= 200 && r.code < 300)
 		rc = 0;
 	else if (r.code)
@@ -222,10 +246,6 @@ int metrics_push(struct session *s)
 	else
 		log_error("--metrics-push to http://%s%s failed: %s", hostport, path, r.reason);
 out:
-	if (conn)
-		evhttp_connection_free(conn);
-	if (r.base)
-		event_base_free(r.base);
 	evhttp_uri_free(uri);
 	free(bare);
 	free(path);

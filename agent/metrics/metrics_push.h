@@ -16,12 +16,12 @@
 
 #define METRICS_PUSH_TIMEOUT 10
 
-struct session;
+struct run;
 struct options;
 
 /* Is url one we can push to?  -1 with a message when not (at start-up). */
 int metrics_push_check(const struct options *opts);
 /* Push now.  -1 with a message naming the URL and the reason. */
-int metrics_push(struct session *s);
+int metrics_push(const struct run *run);
 
 #endif

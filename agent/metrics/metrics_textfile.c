@@ -24,7 +24,7 @@ static char *metrics_textfile_temp_name(const char *path)
 	return tmp;
 }
 
-int metrics_textfile_write(struct session *s, const char *path)
+int metrics_textfile_write(const struct run *run, const char *path)
 {
 	struct evbuffer *text = evbuffer_new();
 	char *tmp = metrics_textfile_temp_name(path);
@@ -34,7 +34,7 @@ int metrics_textfile_write(struct session *s, const char *path)
 		err = ENOMEM;
 		goto out;
 	}
-	metrics_expo_render(s, METRICS_TEXT, true, text);
+	metrics_expo_render(run, METRICS_TEXT, true, text);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		err = errno;

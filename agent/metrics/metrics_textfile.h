@@ -11,9 +11,9 @@
 #ifndef PERFGATE_METRICS_TEXTFILE_H
 #define PERFGATE_METRICS_TEXTFILE_H
 
-struct session;
+struct run;
 
 /* Write path now.  -1 with errno set on failure (no message printed). */
-int metrics_textfile_write(struct session *s, const char *path);
+int metrics_textfile_write(const struct run *run, const char *path);
 
 #endif

@@ -17,14 +17,26 @@
 #include "agent/report/aggr.h"
 #include "agent/report/json_report.h"
 #include "agent/base/log.h"
+#include "agent/base/output.h"
 #include "agent/report/report.h"
 #include "agent/ranges/range_registry.h"
 #include "agent/ranges/range_set.h"
-#include "agent/report/repeat.h"
-#include "agent/session.h"
+#include "agent/report/run.h"
 #include "agent/base/signals.h"
 #include "agent/base/utf8.h"
 #include "proto/ctl_proto.h"
+
+struct json_report {
+	const char *path;		/* --json-file, or NULL: no document */
+	struct output out;		/* a FIFO or a device, written in place */
+	int tmp_fd;			/* a regular file: the temporary one, or -1 */
+	char *tmp_path, *target;	/* ... and what it is renamed to */
+	json_t *intervals;		/* the -I series */
+	json_t *interval;		/* the one being recorded */
+	unsigned long intervals_dropped;	/* past JSON_REPORT_INTERVALS_MAX */
+	struct json_buf reply;		/* the window-end reply, kept between calls */
+	size_t *reply_keys;		/* its keys per counter */
+};
 
 /*
  * Every string that enters the JSON goes through here: jansson refuses
@@ -77,49 +89,49 @@ static void json_set(json_t *obj, const char *key, json_t *value)
 /* Per counter: the counter whose value its key shows (the last one of its
  * name), or nr_counters when an earlier one already showed the name.
  * Worked out once: the events do not change during a run. */
-static const size_t *json_reply_keys(struct session *s)
+static const size_t *json_reply_keys(struct json_report *jr, const struct run *run)
 {
-	size_t n = s->nr_counters;
+	size_t n = run->nr_counters;
 
-	if (s->reply_keys || !n)
-		return s->reply_keys;
-	s->reply_keys = malloc(n * sizeof(*s->reply_keys));
-	if (!s->reply_keys)
+	if (jr->reply_keys || !n)
+		return jr->reply_keys;
+	jr->reply_keys = malloc(n * sizeof(*jr->reply_keys));
+	if (!jr->reply_keys)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		s->reply_keys[i] = i;
+		jr->reply_keys[i] = i;
 	for (size_t i = 0; i < n; i++) {
-		if (s->reply_keys[i] == n)
+		if (jr->reply_keys[i] == n)
 			continue;
 		for (size_t j = i + 1; j < n; j++) {
-			if (strcmp(s->counters[i].def.name, s->counters[j].def.name) == 0) {
-				s->reply_keys[i] = j;
-				s->reply_keys[j] = n;
+			if (strcmp(run->counters[i].def.name, run->counters[j].def.name) == 0) {
+				jr->reply_keys[i] = j;
+				jr->reply_keys[j] = n;
 			}
 		}
 	}
-	return s->reply_keys;
+	return jr->reply_keys;
 }
 
 /* {"event":count,...}; null for an event the machine lacks.  values are
  * the counts, or NULL for views' values now. */
-static void json_reply_counts(struct session *s, const size_t *keys,
+static void json_reply_counts(const struct run *run, const size_t *keys,
 			      const struct counter_value *values, struct view *views,
 			      struct json_buf *b)
 {
 	bool first = true;
 
 	json_buf_raw(b, "{", 1);
-	for (size_t i = 0; i < s->nr_counters; i++) {
+	for (size_t i = 0; i < run->nr_counters; i++) {
 		size_t k = keys ? keys[i] : i;
 		const struct counter *c;
 
-		if (k == s->nr_counters)
+		if (k == run->nr_counters)
 			continue;
-		c = &s->counters[k];
+		c = &run->counters[k];
 		json_buf_raw(b, ",", !first);
 		first = false;
-		json_buf_string(b, s->counters[i].def.name);
+		json_buf_string(b, run->counters[i].def.name);
 		json_buf_raw(b, ":", 1);
 		if (!c->supported) {
 			json_buf_raw(b, "null", 4);
@@ -140,14 +152,14 @@ static void json_reply_counts(struct session *s, const size_t *keys,
  * with at_begin, what it counted since then (a view loaded after the
  * begin counts whole).
  */
-static void json_reply_ranges(const struct session *s, const uint64_t *at_begin, size_t nr,
+static void json_reply_ranges(const struct run *run, const uint64_t *at_begin, size_t nr,
 			      struct json_buf *b)
 {
 	size_t k = 0;
 
 	json_buf_raw(b, "{", 1);
-	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
-		const struct range_set *rs = range_registry_set(s->ranges, i);
+	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
+		const struct range_set *rs = range_registry_set(run->ranges, i);
 
 		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
@@ -172,11 +184,12 @@ static void json_reply_ranges(const struct session *s, const uint64_t *at_begin,
 
 #define JSON_BUF_LIT(b, text) json_buf_raw(b, text, sizeof(text) - 1)
 
-const char *json_report_window_end(struct session *s, const struct window *w,
-				   const struct window_end_result *result, char *reason, size_t len)
+const char *json_report_window_end(struct json_report *jr, const struct run *run,
+				   const struct window *w, const struct window_end_result *result,
+				   char *reason, size_t len)
 {
-	const size_t *keys = json_reply_keys(s);
-	struct json_buf *b = &s->reply;
+	const size_t *keys = json_reply_keys(jr, run);
+	struct json_buf *b = &jr->reply;
 	const char *text;
 
 	/* Room for "ack ", the line's end and its NUL (ctl_reply_format). */
@@ -188,15 +201,15 @@ const char *json_report_window_end(struct session *s, const struct window *w,
 	JSON_BUF_LIT(b, ",\"call\":{\"time_ns\":");
 	json_buf_int(b, result->call_ns);
 	JSON_BUF_LIT(b, ",\"counts\":");
-	json_reply_counts(s, keys, result->call, NULL, b);
+	json_reply_counts(run, keys, result->call, NULL, b);
 	JSON_BUF_LIT(b, ",\"ranges\":");
-	json_reply_ranges(s, result->ranges_at_begin, result->nr_ranges_at_begin, b);
+	json_reply_ranges(run, result->ranges_at_begin, result->nr_ranges_at_begin, b);
 	JSON_BUF_LIT(b, "},\"total\":{\"time_ns\":");
 	json_buf_int(b, window_open_ns(w));
 	JSON_BUF_LIT(b, ",\"counts\":");
-	json_reply_counts(s, keys, NULL, w->views, b);
+	json_reply_counts(run, keys, NULL, w->views, b);
 	JSON_BUF_LIT(b, "},\"ranges\":");
-	json_reply_ranges(s, NULL, 0, b);
+	json_reply_ranges(run, NULL, 0, b);
 	JSON_BUF_LIT(b, "}");
 	text = json_buf_text(b);
 	/* Never a bare "ack" that looks like a reply without counts. */
@@ -216,12 +229,12 @@ static const char *json_event_type(const struct counter *c)
 	}
 }
 
-static json_t *json_events(const struct session *s)
+static json_t *json_events(const struct run *run)
 {
 	json_t *events = json_array();
 
-	for (size_t i = 0; i < s->nr_counters; i++) {
-		const struct counter *c = &s->counters[i];
+	for (size_t i = 0; i < run->nr_counters; i++) {
+		const struct counter *c = &run->counters[i];
 
 		json_array_append_new(events, json_pack("{s:o, s:s, s:b, s:s, s:o?}",
 			"name", json_text(c->def.name), "type", json_event_type(c),
@@ -250,10 +263,10 @@ static json_t *json_view(const struct view *v, const char *gate, const char *win
 }
 
 /* Range views: one per event of every spec of every set. */
-static void json_range_views(const struct session *s, json_t *views)
+static void json_range_views(const struct run *run, json_t *views)
 {
-	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
-		const struct range_set *rs = range_registry_set(s->ranges, i);
+	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
+		const struct range_set *rs = range_registry_set(run->ranges, i);
 
 		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++) {
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
@@ -272,12 +285,12 @@ static void json_range_views(const struct session *s, json_t *views)
 }
 
 /* Every range set: its specs as written, and what it lost. */
-static json_t *json_ranges(const struct session *s)
+static json_t *json_ranges(const struct run *run)
 {
 	json_t *ranges = json_array();
 
-	for (size_t i = 0; i < range_registry_nr_sets(s->ranges); i++) {
-		const struct range_set *rs = range_registry_set(s->ranges, i);
+	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
+		const struct range_set *rs = range_registry_set(run->ranges, i);
 
 		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++)
 			json_array_append_new(ranges, json_pack("{s:o, s:o?, s:o, s:b, s:I}",
@@ -289,9 +302,9 @@ static json_t *json_ranges(const struct session *s)
 }
 
 /* -A, --per-*: the default view's values per key, as the report's rows. */
-static json_t *json_per_key(const struct session *s, struct view *v)
+static json_t *json_per_key(const struct run *run, struct view *v)
 {
-	const struct aggr_map *m = s->aggr;
+	const struct aggr_map *m = run->aggr;
 	struct counter_value *sums = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*sums));
 	int *nrs = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*nrs));
 	json_t *keys = json_array();
@@ -319,22 +332,22 @@ static json_t *json_per_key(const struct session *s, struct view *v)
 	return keys;
 }
 
-static json_t *json_views(const struct session *s)
+static json_t *json_views(const struct run *run)
 {
 	json_t *views = json_array();
 
-	for (size_t i = 0; i < s->nr_counters; i++) {
-		json_t *view = json_view(&s->default_views[i], "default", NULL);
+	for (size_t i = 0; i < run->nr_counters; i++) {
+		json_t *view = json_view(&run->default_views[i], "default", NULL);
 
-		if (s->aggr)
-			json_object_set_new(view, "per_key", json_per_key(s, &s->default_views[i]));
+		if (run->aggr)
+			json_object_set_new(view, "per_key", json_per_key(run, &run->default_views[i]));
 		json_array_append_new(views, view);
 	}
-	for (size_t w = 0; w < s->nr_windows; w++)
-		for (size_t i = 0; i < s->nr_counters; i++)
-			json_array_append_new(views, json_view(&s->windows[w]->views[i], "window",
-							       s->windows[w]->name));
-	json_range_views(s, views);
+	for (size_t w = 0; w < run->nr_windows; w++)
+		for (size_t i = 0; i < run->nr_counters; i++)
+			json_array_append_new(views, json_view(&run->windows[w]->views[i], "window",
+							       run->windows[w]->name));
+	json_range_views(run, views);
 	return views;
 }
 
@@ -360,12 +373,12 @@ static json_t *json_call_stats(const struct window *w, const struct stats *st, s
 		"p99", json_real_or_null(window_call_quantile(w, view, 0.99)));
 }
 
-static const struct window *sort_window;	/* qsort has no context argument */
-
-static int json_by_begin(const void *a, const void *b)
+/* qsort_r's order of two kept calls of the window w: by their begin. */
+static int json_by_begin(const void *a, const void *b, void *w)
 {
-	uint64_t x = sort_window->log.begin_ns[*(const size_t *)a];
-	uint64_t y = sort_window->log.begin_ns[*(const size_t *)b];
+	const struct window *win = w;
+	uint64_t x = win->log.begin_ns[*(const size_t *)a];
+	uint64_t y = win->log.begin_ns[*(const size_t *)b];
 
 	return (x > y) - (x < y);
 }
@@ -379,20 +392,19 @@ static uint64_t ns_since(const struct timespec *start, uint64_t ns)
 
 /* The kept calls, in the order they began: times since the start of the
  * run, and each event's count. */
-static json_t *json_per_call(const struct session *s, const struct window *w)
+static json_t *json_per_call(const struct run *run, const struct window *w)
 {
 	size_t kept = w->log.kept, *order = calloc(kept ? kept : 1, sizeof(*order));
 	json_t *begin = json_array(), *end = json_array(), *counts = json_object();
 
 	for (size_t r = 0; r < kept; r++)
 		order[r] = r;
-	sort_window = w;
-	qsort(order, kept, sizeof(*order), json_by_begin);
+	qsort_r(order, kept, sizeof(*order), json_by_begin, (void *)w);
 	for (size_t r = 0; r < kept; r++) {
 		json_array_append_new(begin, json_integer((json_int_t)
-			ns_since(&s->started, w->log.begin_ns[order[r]])));
+			ns_since(&run->started, w->log.begin_ns[order[r]])));
 		json_array_append_new(end, json_integer((json_int_t)
-			ns_since(&s->started, w->log.end_ns[order[r]])));
+			ns_since(&run->started, w->log.end_ns[order[r]])));
 	}
 	for (size_t i = 0; i < w->nr_views; i++) {
 		json_t *values = json_array();
@@ -400,8 +412,8 @@ static json_t *json_per_call(const struct session *s, const struct window *w)
 		for (size_t r = 0; r < kept; r++)
 			json_array_append_new(values, json_integer((json_int_t)
 				w->log.values[order[r] * w->nr_views + i]));
-		json_set(counts, s->counters[i].def.name,
-				    s->counters[i].supported ? values : (json_decref(values), json_null()));
+		json_set(counts, run->counters[i].def.name,
+				    run->counters[i].supported ? values : (json_decref(values), json_null()));
 	}
 	free(order);
 	return json_pack("{s:I, s:b, s:o, s:o, s:o}",
@@ -409,21 +421,21 @@ static json_t *json_per_call(const struct session *s, const struct window *w)
 		"begin_ns", begin, "end_ns", end, "counts", counts);
 }
 
-static json_t *json_windows(const struct session *s)
+static json_t *json_windows(const struct run *run)
 {
 	json_t *windows = json_array();
 
-	for (size_t i = 0; i < s->nr_windows; i++) {
-		const struct window *w = s->windows[i];
+	for (size_t i = 0; i < run->nr_windows; i++) {
+		const struct window *w = run->windows[i];
 		json_t *stats = json_null();
 
 		if (w->calls) {
 			json_t *counts = json_object();
 
 			for (size_t v = 0; v < w->nr_views; v++)
-				json_set(counts, s->counters[v].def.name,
+				json_set(counts, run->counters[v].def.name,
 					json_call_stats(w, &w->call_stats[v], v,
-							s->counters[v].supported));
+							run->counters[v].supported));
 			stats = json_pack("{s:o, s:o}",
 				"time_ns", json_call_stats(w, &w->time_stats, w->nr_views, true),
 				"counts", counts);
@@ -432,24 +444,24 @@ static json_t *json_windows(const struct session *s)
 			"name", json_text(w->name), "calls", (json_int_t)w->calls,
 			"open_ns", (json_int_t)window_open_ns(w),
 			"open_at_end", (json_int_t)w->open_at_finish,
-			"stats", stats, "per_call", json_per_call(s, w)));
+			"stats", stats, "per_call", json_per_call(run, w)));
 	}
 	return windows;
 }
 
 /* ---- the -I series ------------------------------------------------------ */
 
-void json_report_interval_begin(struct session *s, uint64_t time_ns)
+void json_report_interval_begin(struct json_report *jr, uint64_t time_ns)
 {
-	if (!s->opts->json_file)
+	if (!jr || !jr->path)
 		return;
-	if (!s->intervals)
-		s->intervals = json_array();
-	if (json_array_size(s->intervals) >= JSON_REPORT_INTERVALS_MAX) {
-		s->intervals_dropped++;
+	if (!jr->intervals)
+		jr->intervals = json_array();
+	if (json_array_size(jr->intervals) >= JSON_REPORT_INTERVALS_MAX) {
+		jr->intervals_dropped++;
 		return;
 	}
-	s->interval = json_pack("{s:I, s:{}, s:{}, s:{}}", "time_ns", (json_int_t)time_ns,
+	jr->interval = json_pack("{s:I, s:{}, s:{}, s:{}}", "time_ns", (json_int_t)time_ns,
 				"default", "windows", "ranges");
 }
 
@@ -461,19 +473,19 @@ static json_t *json_row_value(const struct report_row *row)
 	       json_integer((json_int_t)row->count) : json_null();
 }
 
-void json_report_interval_rows(struct session *s, const char *window,
+void json_report_interval_rows(struct json_report *jr, const char *window,
 			       const struct report_row *rows, size_t n)
 {
 	json_t *into;
 
-	if (!s->interval)
+	if (!jr || !jr->interval)
 		return;
 	/* Our own reference: json_set drops the value if it fails. */
-	into = json_incref(json_object_get(s->interval, "default"));
+	into = json_incref(json_object_get(jr->interval, "default"));
 	if (window) {
 		json_decref(into);
 		into = json_object();
-		json_set(json_object_get(s->interval, "windows"), window, json_incref(into));
+		json_set(json_object_get(jr->interval, "windows"), window, json_incref(into));
 	}
 	for (size_t i = 0; i < n; i++) {
 		char *key = NULL;
@@ -484,53 +496,66 @@ void json_report_interval_rows(struct session *s, const char *window,
 		}
 		if (asprintf(&key, "%s@%s", rows[i].event, rows[i].range) < 0)
 			continue;
-		json_set(json_object_get(s->interval, "ranges"), key, json_row_value(&rows[i]));
+		json_set(json_object_get(jr->interval, "ranges"), key, json_row_value(&rows[i]));
 		free(key);
 	}
 	json_decref(into);
 }
 
-void json_report_interval_end(struct session *s)
+void json_report_interval_end(struct json_report *jr)
 {
-	if (!s->interval)
+	if (!jr || !jr->interval)
 		return;
-	json_array_append_new(s->intervals, s->interval);
-	s->interval = NULL;
+	json_array_append_new(jr->intervals, jr->interval);
+	jr->interval = NULL;
 }
 
 /* "SIGINT", "SIGHUP", ... (the signal that ended the run), "stop", or null
  * (the workload ended): fixed names, whatever the locale. */
-static const char *json_ended_by(const struct session *s, char *buf, size_t size)
+static const char *json_ended_by(const struct run *run, char *buf, size_t size)
 {
-	if (s->exit_signal)
-		return signals_name(s->exit_signal, buf, size);
-	return s->stop_channel ? "stop" : NULL;
+	if (run->exit_signal)
+		return signals_name(run->exit_signal, buf, size);
+	return run->stopped ? "stop" : NULL;
 }
 
-static json_t *json_run(const struct session *s, int exit_code)
+static json_t *json_run(const struct run *run, int exit_code)
 {
 	json_t *command = json_array();
 	char signal_name[32];
-	uint64_t elapsed = (uint64_t)(s->ended.tv_sec - s->started.tv_sec) * 1000000000u +
-			   (uint64_t)s->ended.tv_nsec - (uint64_t)s->started.tv_nsec;
+	uint64_t elapsed = (uint64_t)(run->ended.tv_sec - run->started.tv_sec) * 1000000000u +
+			   (uint64_t)run->ended.tv_nsec - (uint64_t)run->started.tv_nsec;
 
-	for (int i = 0; i < s->opts->nr_workload; i++)
-		json_array_append_new(command, json_text(s->opts->workload[i]));
+	for (int i = 0; i < run->opts->nr_workload; i++)
+		json_array_append_new(command, json_text(run->opts->workload[i]));
 	return json_pack("{s:o, s:o, s:b, s:I, s:i, s:s?}",
-		"target", json_text(s->target), "command", command,
-		"system_wide", s->opts->system_wide || s->opts->cpu_list,
+		"target", json_text(run->target), "command", command,
+		"system_wide", run->opts->system_wide || run->opts->cpu_list,
 		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
-		"ended_by", json_ended_by(s, signal_name, sizeof(signal_name)));
+		"ended_by", json_ended_by(run, signal_name, sizeof(signal_name)));
 }
 
-void json_report_free(struct session *s)
+struct json_report *json_report_new(void)
 {
-	json_decref(s->interval);
-	json_decref(s->intervals);
-	s->interval = s->intervals = NULL;
-	json_buf_free(&s->reply);
-	free(s->reply_keys);
-	s->reply_keys = NULL;
+	struct json_report *jr = calloc(1, sizeof(*jr));
+
+	if (!jr)
+		return NULL;
+	jr->out.fd = -1;
+	jr->tmp_fd = -1;
+	return jr;
+}
+
+void json_report_free(struct json_report *jr)
+{
+	if (!jr)
+		return;
+	json_report_discard(jr);
+	json_decref(jr->interval);
+	json_decref(jr->intervals);
+	json_buf_free(&jr->reply);
+	free(jr->reply_keys);
+	free(jr);
 }
 
 /*
@@ -562,13 +587,14 @@ static char *json_link_target(const char *path)
 	return out;
 }
 
-int json_report_open(struct session *s, const char *path)
+int json_report_open(struct json_report *jr, const char *path)
 {
 	struct stat st, lst;
 	char *copy = NULL, *dir = NULL;
 	mode_t mask, mode;
 	int exists;
 
+	jr->path = path;
 	if (output_check_path(path, "--json-file"))
 		return -1;
 	exists = stat(path, &st) == 0;
@@ -577,7 +603,7 @@ int json_report_open(struct session *s, const char *path)
 		return -1;
 	}
 	if (exists && !S_ISREG(st.st_mode))
-		return output_open_path(&s->json_out, path, false, "--json-file");
+		return output_open_path(&jr->out, path, false, "--json-file");
 	if (exists && faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0) {
 		log_error("cannot write --json-file '%s': %s", path, strerror(errno));
 		return -1;
@@ -585,26 +611,26 @@ int json_report_open(struct session *s, const char *path)
 	/* A link that may be followed is written through: the file it
 	 * names is replaced, not the link. */
 	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
-		s->json_target = json_link_target(path);
+		jr->target = json_link_target(path);
 	else
-		s->json_target = strdup(path);
-	copy = s->json_target ? strdup(s->json_target) : NULL;
+		jr->target = strdup(path);
+	copy = jr->target ? strdup(jr->target) : NULL;
 	if (copy)
 		dir = dirname(copy);
-	if (!copy || asprintf(&s->json_tmp_path, "%s/.%s.XXXXXX", dir,
-			      basename(s->json_target)) < 0) {
+	if (!copy || asprintf(&jr->tmp_path, "%s/.%s.XXXXXX", dir,
+			      basename(jr->target)) < 0) {
 		free(copy);
-		s->json_tmp_path = NULL;
+		jr->tmp_path = NULL;
 		log_error("cannot write --json-file '%s': %s", path, strerror(ENOMEM));
 		return -1;
 	}
-	s->json_tmp_fd = mkostemp(s->json_tmp_path, O_CLOEXEC);
-	if (s->json_tmp_fd < 0) {
+	jr->tmp_fd = mkostemp(jr->tmp_path, O_CLOEXEC);
+	if (jr->tmp_fd < 0) {
 		log_error("cannot write --json-file '%s': cannot create a file in '%s': %s", path,
 			  dir, strerror(errno));
 		free(copy);
-		free(s->json_tmp_path);
-		s->json_tmp_path = NULL;
+		free(jr->tmp_path);
+		jr->tmp_path = NULL;
 		return -1;
 	}
 	free(copy);
@@ -612,80 +638,81 @@ int json_report_open(struct session *s, const char *path)
 	mask = umask(0);
 	umask(mask);
 	mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
-	fchmod(s->json_tmp_fd, mode);
+	fchmod(jr->tmp_fd, mode);
 	return 0;
 }
 
-void json_report_discard(struct session *s)
+void json_report_discard(struct json_report *jr)
 {
-	if (s->json_tmp_fd >= 0) {
-		close(s->json_tmp_fd);
-		unlink(s->json_tmp_path);
+	if (jr->tmp_fd >= 0) {
+		close(jr->tmp_fd);
+		unlink(jr->tmp_path);
 	}
-	s->json_tmp_fd = -1;
-	free(s->json_tmp_path);
-	free(s->json_target);
-	s->json_tmp_path = s->json_target = NULL;
-	output_close(&s->json_out);
+	jr->tmp_fd = -1;
+	free(jr->tmp_path);
+	free(jr->target);
+	jr->tmp_path = jr->target = NULL;
+	output_close(&jr->out);
 }
 
 /* The document into the temporary file, then renamed over the target. */
-static int json_report_commit(struct session *s, const char *path, json_t *doc)
+static int json_report_commit(struct json_report *jr, const char *path, json_t *doc)
 {
-	int fd = s->json_tmp_fd, err = 0;
+	int fd = jr->tmp_fd, err = 0;
 
-	s->json_tmp_fd = -1;
+	jr->tmp_fd = -1;
 	if (json_dumpfd(doc, fd, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 		err = errno ? errno : EIO;
 	if (close(fd) < 0 && !err)
 		err = errno;
-	if (!err && rename(s->json_tmp_path, s->json_target) < 0)
+	if (!err && rename(jr->tmp_path, jr->target) < 0)
 		err = errno;
 	if (err) {
-		unlink(s->json_tmp_path);
+		unlink(jr->tmp_path);
 		log_error("cannot write --json-file '%s': %s", path, strerror(err));
 		return -1;
 	}
 	return 0;
 }
 
-int json_report_write(struct session *s, int exit_code)
+int json_report_write(struct json_report *jr, const struct run *run, int exit_code,
+		      json_t *repeat)
 {
-	const char *path = s->opts->json_file;
+	const char *path = jr->path;
 	json_error_t error;
 	json_t *doc;
 	char *text;
 	int rc;
 
 	errno = 0;
-	if (!s->intervals)
-		s->intervals = json_array();
+	if (!jr->intervals)
+		jr->intervals = json_array();
 	doc = json_pack_ex(&error, 0, "{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o, s:O, s:I}",
 		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
-		"run", json_run(s, exit_code),
-		"events", json_events(s),
-		"views", json_views(s),
-		"windows", json_windows(s),
-		"ranges", json_ranges(s),
-		"intervals", s->intervals,
-		"intervals_dropped", (json_int_t)s->intervals_dropped);
+		"run", json_run(run, exit_code),
+		"events", json_events(run),
+		"views", json_views(run),
+		"windows", json_windows(run),
+		"ranges", json_ranges(run),
+		"intervals", jr->intervals,
+		"intervals_dropped", (json_int_t)jr->intervals_dropped);
 	/* -r: every run's values; the rest of the document is the last run's. */
-	if (doc && s->repeat)
-		json_object_set_new(doc, "repeat", repeat_json(s->repeat));
+	if (doc && repeat)
+		json_object_set_new(doc, "repeat", json_incref(repeat));
 	if (!doc) {
 		log_error("cannot write --json-file '%s': cannot build the document: %s", path,
 			  error.text);
 		return -1;
 	}
-	if (s->json_tmp_fd >= 0) {
-		rc = json_report_commit(s, path, doc);
+	if (jr->tmp_fd >= 0) {
+		rc = json_report_commit(jr, path, doc);
 	} else {
 		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		rc = text ? 0 : -1;
 		if (text)
-			output_write(&s->json_out, text, strlen(text));
+			output_write(&jr->out, text, strlen(text));
 		free(text);
-		if (output_finish(&s->json_out))
+		if (output_finish(&jr->out))
 			rc = -1;
 	}
 	json_decref(doc);

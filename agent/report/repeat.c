@@ -8,8 +8,8 @@
 #include <jansson.h>
 
 #include "agent/report/repeat.h"
-#include "agent/session.h"
-#include "agent/report/session_rows.h"
+#include "agent/report/rows.h"
+#include "agent/report/run.h"
 #include "agent/base/utf8.h"
 
 int repeat_init(struct repeat *rep, unsigned runs)
@@ -116,34 +116,34 @@ static void repeat_put_row(struct repeat *rep, enum repeat_kind kind, const char
 	sr->present[r] = true;
 }
 
-void repeat_record(struct repeat *rep, struct session *s, int exit_code)
+void repeat_record(struct repeat *rep, const struct run *run, int exit_code)
 {
-	struct report_run run;
+	struct report_run facts;
 	struct report_row *rows;
 	size_t n;
 
 	if (repeat_done(rep))
 		return;
-	session_rows_run(s, &run);
-	rep->elapsed_ns[rep->runs_done] = (uint64_t)(run.elapsed_s * 1e9 + 0.5);
+	rows_report_run(run, &facts);
+	rep->elapsed_ns[rep->runs_done] = (uint64_t)(facts.elapsed_s * 1e9 + 0.5);
 	rep->exit_codes[rep->runs_done] = exit_code;
-	rows = session_rows_total(s, s->default_views);
-	for (size_t i = 0; i < s->nr_counters; i++)
+	rows = rows_of_views(run, run->default_views, ROWS_TOTAL);
+	for (size_t i = 0; rows && i < run->nr_counters; i++)
 		repeat_put_row(rep, REPEAT_EVENT, NULL, &rows[i]);
 	free(rows);
-	for (size_t w = 0; w < s->nr_windows; w++) {
-		struct window *win = s->windows[w];
+	for (size_t w = 0; w < run->nr_windows; w++) {
+		struct window *win = run->windows[w];
 
 		repeat_put(rep, REPEAT_WINDOW_CALLS, win->name, win->calls);
 		repeat_put(rep, REPEAT_WINDOW_OPEN, win->name, window_open_ns(win));
 		repeat_series_of(rep, REPEAT_WINDOW_CALLS, win->name, NULL)->open_at_end =
 			win->open_at_finish;
-		rows = session_rows_total(s, win->views);
-		for (size_t i = 0; i < s->nr_counters; i++)
+		rows = rows_of_views(run, win->views, ROWS_TOTAL);
+		for (size_t i = 0; rows && i < run->nr_counters; i++)
 			repeat_put_row(rep, REPEAT_WINDOW_EVENT, win->name, &rows[i]);
 		free(rows);
 	}
-	rows = session_rows_ranges(s, &n, rep->elapsed_ns[rep->runs_done]);
+	rows = rows_of_ranges(run, ROWS_TOTAL, &n, rep->elapsed_ns[rep->runs_done]);
 	for (size_t i = 0; i < n; i++)
 		repeat_put_row(rep, REPEAT_RANGE, rows[i].range, &rows[i]);
 	free(rows);
@@ -233,14 +233,14 @@ static double repeat_series_mean(const struct repeat *rep, const struct repeat_s
 	return mean;
 }
 
-void repeat_print(const struct repeat *rep, struct session *s)
+void repeat_print(const struct repeat *rep, const struct run *last, struct report *report)
 {
 	struct report_run run;
 	struct report_row *rows;
 	struct stats elapsed;
 	size_t n;
 
-	session_rows_run(s, &run);
+	rows_report_run(last, &run);
 	stats_init(&elapsed, 0);
 	for (unsigned r = 0; r < rep->runs_done; r++)
 		stats_add(&elapsed, rep->elapsed_ns[r]);
@@ -249,7 +249,7 @@ void repeat_print(const struct repeat *rep, struct session *s)
 	run.elapsed_sd_s = stats_stddev_of_mean(&elapsed) / 1e9;
 	stats_free(&elapsed);
 	rows = repeat_rows(rep, REPEAT_EVENT, NULL, &n);
-	report_final(&s->report, &run, rows, n);
+	report_final(report, &run, rows, n);
 	free(rows);
 	for (size_t i = 0; i < rep->nr_series; i++) {
 		const struct repeat_series *sr = &rep->series[i];
@@ -267,12 +267,12 @@ void repeat_print(const struct repeat *rep, struct session *s)
 		rw.open_s = repeat_series_mean(rep, repeat_series_of((struct repeat *)rep,
 					       REPEAT_WINDOW_OPEN, sr->label, NULL)) / 1e9;
 		rows = repeat_rows(rep, REPEAT_WINDOW_EVENT, sr->label, &n);
-		report_final_window(&s->report, &rw, rows, n);
+		report_final_window(report, &rw, rows, n);
 		free(rows);
 	}
 	rows = repeat_rows(rep, REPEAT_RANGE, NULL, &n);
 	if (n)
-		report_final_ranges(&s->report, run.elapsed_s, rows, n);
+		report_final_ranges(report, run.elapsed_s, rows, n);
 	free(rows);
 }
 

@@ -2,7 +2,7 @@
  * repeat: -r N, the workload run N times and reported once, as perf stat -r.
  *
  * main() runs one session per run.  At the end of each, the session hands
- * its rows to repeat_record(): the default window's, every named window's
+ * its run to repeat_record(), which takes its rows (rows.h): the default window's, every named window's
  * (with its calls and open time) and every range view's, each row's count
  * scaled as perf scales it.  A row is a series of per-run values, found by
  * what it shows (event, window, range), so a window that only some runs
@@ -21,7 +21,7 @@
 #include "agent/report/report.h"
 #include "agent/count/stats.h"
 
-struct session;
+struct run;
 struct json_t;
 
 enum repeat_kind {
@@ -58,13 +58,14 @@ struct repeat {
 
 int repeat_init(struct repeat *rep, unsigned runs);
 void repeat_free(struct repeat *rep);
-/* Record the run that session s has just ended (views closed), whose
- * workload ended with exit_code. */
-void repeat_record(struct repeat *rep, struct session *s, int exit_code);
+/* Record the run that has just ended (views closed), whose workload
+ * ended with exit_code. */
+void repeat_record(struct repeat *rep, const struct run *run, int exit_code);
 /* Whether no run is left to start. */
 bool repeat_done(const struct repeat *rep);
-/* The final report of every run recorded, as perf stat -r prints it. */
-void repeat_print(const struct repeat *rep, struct session *s);
+/* The final report of every run recorded, as perf stat -r prints it;
+ * run is the last one (its target). */
+void repeat_print(const struct repeat *rep, const struct run *run, struct report *report);
 /* The --json-file document's "repeat" object (docs/json-report.md). */
 struct json_t *repeat_json(const struct repeat *rep);
 
