@@ -762,6 +762,9 @@ int options_parse(struct options *opts, int argc, char **argv)
 	opts->repeat = 1;
 	opts->mmap_pages = 1024;	/* bench/ranges.md: no record lost at this size */
 	opterr = 0;
+	/* getopt keeps its place between calls: a second parse in one
+	 * process (a program making many sessions) starts afresh. */
+	optind = 0;
 	/* '+': stop at the workload's name, so its own options stay its own. */
 	while ((opt = getopt_long(argc, argv, "+:e:aC:p:t:D:I:x:jo:m:r:hinBqvAG:M:", long_options, NULL)) != -1) {
 		if (opt == 'h') {
