@@ -1,5 +1,5 @@
 /*
- * metrics_expo: the exposition text of the session's views (see
+ * metrics_expo: the exposition text of the run's views (see
  * metrics_expo.h; every family is described in docs/metrics.md).
  *
  * The views are first collected into rows (one per sample of the count

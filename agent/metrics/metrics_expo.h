@@ -1,5 +1,5 @@
 /*
- * metrics_expo: the session's views as a Prometheus exposition -- the
+ * metrics_expo: the run's views as a Prometheus exposition -- the
  * OpenMetrics 1.0 text format, or Prometheus' text format 0.0.4.
  *
  * Every view (default window, named window, range) becomes one sample of a

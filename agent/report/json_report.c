@@ -79,7 +79,7 @@ static void json_set(json_t *obj, const char *key, json_t *value)
 }
 
 /*
- * The window-end reply, on the hot path: written into the session's kept
+ * The window-end reply, on the hot path: written into jr's kept
  * buffer (agent/json_buf), no jansson tree and no allocation per call.
  * The bytes are those jansson gave for the same object, which the tests
  * compare with: an -e event named twice is one key, where the first one
