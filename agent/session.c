@@ -300,7 +300,6 @@ static int session_write_json(struct session *s, int code)
 	json_t *repeat = s->repeat ? repeat_json(s->repeat) : NULL;
 	int rc;
 
-	s->run.stopped = s->stop_channel != NULL;
 	rc = json_report_write(s->json, &s->run, code, repeat);
 	json_decref(repeat);
 	return rc;
@@ -875,6 +874,7 @@ int session_range_unload(struct session *s, const char *name, char *reason, size
 void session_stop(struct session *s, struct control_channel *ch)
 {
 	s->stop_channel = ch;
+	s->run.stopped = true;
 	for (size_t i = 0; i < s->nr_channels; i++)
 		control_pause(&s->channels[i]);
 	session_end(s, 0);
