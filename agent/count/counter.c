@@ -168,13 +168,32 @@ static int evsel_open_with_maps(struct perf_evsel *evsel, const struct counter_t
 	return perf_evsel__open(evsel, perf_evsel__cpus(evsel), perf_evsel__threads(evsel));
 }
 
+/*
+ * perf_evsel__new() for attr.  libperf may be built from newer kernel
+ * headers than ours, whose perf_event_attr is longer, and it copies its
+ * own size of it: it is given a zeroed copy with room to spare, so that
+ * the copy never reads past the end of what the caller has (the last
+ * element of an array, at the end of a heap block).  attr.size stays
+ * ours, so the kernel reads no more than we filled in.
+ */
+static struct perf_evsel *evsel_new(const struct perf_event_attr *attr)
+{
+	union {
+		struct perf_event_attr attr;
+		char room[2 * sizeof(struct perf_event_attr)];
+	} padded = { .room = { 0 } };
+
+	padded.attr = *attr;
+	return perf_evsel__new(&padded.attr);
+}
+
 /* One evsel opened on target, with perf's exclude_guest fallback: 0, or
  * an errno. */
 static int evsel_open(struct perf_event_attr *attr, const struct counter_target *target,
 		      struct perf_evsel **out)
 {
 	for (;;) {
-		struct perf_evsel *evsel = perf_evsel__new(attr);
+		struct perf_evsel *evsel = evsel_new(attr);
 		int err;
 
 		if (!evsel)
@@ -462,7 +481,7 @@ static int group_evlist_open(struct perf_event_attr *attrs, size_t nr,
 			attrs[i].disabled = attrs[i].enable_on_exec = 0;
 		if (!guest_bits)
 			attr_drop_guest_bits(&attrs[i]);
-		evsel = perf_evsel__new(&attrs[i]);
+		evsel = evsel_new(&attrs[i]);
 		if (!evsel) {
 			group_free(g);
 			return ENOMEM;
