@@ -5,28 +5,16 @@
 
 load helpers
 
-# refused STATUS WHAT: the last run failed at start-up with exit STATUS
-# (129: perf stat's status for a bad command line; 255: a start-up error,
-# an event, filter, process or program it cannot use), a message naming
-# WHAT on stderr, and the workload (marker "say ran") never ran.  The exact
-# status, so that a crash (134, 139) or a hang (124) cannot pass.
-refused() {
-	[ "$status" -ne 0 ] || { show_run; fail "accepted; expected a refusal naming '$2'"; }
-	expect_status "$1"
-	grep -qF -- "$2" "$T/err" || { show_run; fail "the message does not name '$2'"; }
-	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
-}
-
 @test "an unknown option: non-zero exit, a message naming it" {
 	pg --no-such-option -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 no-such-option
+	refused_naming 129 no-such-option
 }
 
 @test "perf stat record / report: refused, naming --json-file; -- record runs a program" {
 	local sub
 	for sub in record report; do
 		pg "$sub" -o - "$MARKER" say ran
-		refused 129 "perfgate: '$sub' is perf stat's subcommand that"
+		refused_naming 129 "perfgate: '$sub' is perf stat's subcommand that"
 		grep -qF -- "--json-file FILE writes the whole run as one JSON document (to run a program called $sub: perfgate -- $sub)" "$T/err" ||
 			{ show_run; fail "$sub: the message does not name --json-file"; }
 	done
@@ -40,7 +28,7 @@ refused() {
 	expect_value "$GETPPID" 3
 }
 
-@test "-M and --topdown are refused with the reason: no metric tables" {
+@test "-M and --topdown are refused_naming with the reason: no metric tables" {
 	local opt
 	for opt in "-M IPC" "--metrics=IPC" "--topdown"; do
 		# shellcheck disable=SC2086  # opt is one or two words
@@ -54,29 +42,29 @@ refused() {
 
 @test "a bad option value: non-zero exit, a message naming it" {
 	pg -D abc -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 abc
+	refused_naming 129 abc
 	pg -I xyz -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 xyz
+	refused_naming 129 xyz
 	pg --control nosuch:abc -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 nosuch:abc
+	refused_naming 129 nosuch:abc
 }
 
 @test "an unknown event: non-zero exit, a message naming it" {
 	pg -x, -e "task-clock,nosuchevent" -- "$MARKER" say ran
-	refused 255 nosuchevent
+	refused_naming 255 nosuchevent
 	pg -x, -e "syscalls:sys_enter_nosuchcall" -- "$MARKER" say ran
-	refused 255 syscalls:sys_enter_nosuchcall
+	refused_naming 255 syscalls:sys_enter_nosuchcall
 }
 
 @test "a bad filter: non-zero exit, a message naming it" {
 	pg -x, -e "$WRITE" --filter 'nosuchfield == 1' -- "$MARKER" say ran
-	refused 255 nosuchfield
+	refused_naming 255 nosuchfield
 }
 
 @test "a bad filter: the message has a caret under the error" {
 	local filter='count == 1 && nosuchfield == 2' line col
 	pg -x, -e "$WRITE" --filter "$filter" -- "$MARKER" say ran
-	refused 255 nosuchfield
+	refused_naming 255 nosuchfield
 	# The line quoting the filter, then a caret under "nosuchfield" (offset 14).
 	line=$(grep -nF -- "$filter" "$T/err" | head -n 1) || { show_run; fail "filter not quoted"; }
 	col=$(awk -v l="${line#*:}" -v f="$filter" 'BEGIN { print index(l, f) + 13 }')
@@ -86,9 +74,9 @@ refused() {
 
 @test "--filter with no tracepoint before it: non-zero exit" {
 	pg -x, --filter 'count == 1' -e "$WRITE" -- "$MARKER" say ran
-	refused 129 filter
+	refused_naming 129 filter
 	pg -x, -e task-clock --filter 'count == 1' -- "$MARKER" say ran
-	refused 255 filter
+	refused_naming 255 filter
 }
 
 @test "-p with a process that does not exist: non-zero exit, naming it" {
@@ -177,17 +165,17 @@ refused() {
 	local opt
 	for opt in -A --no-aggr --per-core --per-die --per-socket --per-node; do
 		pg "$opt" -e "$GETPPID" -- "$MARKER" say ran
-		refused 129 "$opt"
+		refused_naming 129 "$opt"
 		grep -qF "needs -a or -C" "$T/err" || { show_run; fail "$opt: does not say it needs -a or -C"; }
 	done
 	pg --per-thread -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 "--per-thread needs -p, -t or -a: a workload's threads are counted together (inherited counters)"
+	refused_naming 129 "--per-thread needs -p, -t or -a: a workload's threads are counted together (inherited counters)"
 	pg --per-thread -C 0 -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 "--per-thread cannot be used with -C: a thread's counter counts on every CPU (use -a)"
+	refused_naming 129 "--per-thread cannot be used with -C: a thread's counter counts on every CPU (use -a)"
 	pg --per-thread -a -p 1 -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 "--per-thread counts the threads of -p and -t, or with -a every thread: not both"
+	refused_naming 129 "--per-thread counts the threads of -p and -t, or with -a every thread: not both"
 	pg -G perfgate-nosuch -e "$GETPPID" -- "$MARKER" say ran
-	refused 129 "-G/--cgroup needs -a or -C"
+	refused_naming 129 "-G/--cgroup needs -a or -C"
 }
 
 @test "-G with a cgroup that does not exist: refused, naming it" {
@@ -195,5 +183,5 @@ refused() {
 	cgroup_root
 	pg -a -G "$name" -e "$GETPPID" -- "$MARKER" say ran
 	cgroup_unmount
-	refused 255 "no cgroup '$name'"
+	refused_naming 255 "no cgroup '$name'"
 }

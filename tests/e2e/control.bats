@@ -12,32 +12,21 @@ load helpers
 
 setup() {
 	common_setup
-	chan ch
-	CTL=$T/ch.ctl
-	ACK=$T/ch.ack
+	control_setup
 	mkfifos end ready go
-}
-
-# serve [OPTIONS...]: start the agent on channel ch with a workload that
-# makes 5 getppid() calls, says "ready" and blocks until released (`end`),
-# then exits 7.
-serve() {
-	pg_bg -x, --control "fifo:$CTL,$ACK" "$@" -e "$GETPPID" -- \
-		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end" exit 7
-}
-
-# finish: release the workload, wait for the agent; it must exit with the
-# workload's status 7 and report its 5 calls.
-finish() {
-	release end
-	pg_wait
-	expect_status 7
-	expect_value "$GETPPID" 5
 }
 
 # raw_reply N: read exactly N bytes from the ack channel, as hex.
 raw_reply() {
 	timeout 5 dd bs=1 count="$1" status=none <&"$ACK_FD" | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//'
+}
+
+# expect_raw_ack WHAT: the next 5 bytes on the ack channel are exactly
+# "ack\n\0" (WHAT names the command in the failure).
+expect_raw_ack() {
+	local got
+	got=$(raw_reply 5)
+	[ "$got" = "61 63 6b 0a 00" ] || fail "$1: reply bytes '$got'"
 }
 
 @test "ping, and an unknown command: one err with the reason, then served" {
@@ -54,8 +43,7 @@ raw_reply() {
 	printf '\n' >&"$CTL_FD"
 	printf ' \t\r\n' >&"$CTL_FD"
 	printf 'ping\n' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "after empty lines: reply bytes '$got'"
+	expect_raw_ack "after empty lines"
 	expect_reply enablexyz "err unknown command 'enablexyz'"
 	finish
 }
@@ -65,9 +53,7 @@ raw_reply() {
 	head -c 102400 /dev/zero | tr '\0' x >"$T/big"
 	timeout 5 cat "$T/big" >&"$CTL_FD"
 	# The reply comes before the line ends ...
-	reply
-	[ "$REPLY_LINE" = "err command too long (over 4096 bytes)" ] ||
-		fail "got '$REPLY_LINE'"
+	expect_next_reply "err command too long (over 4096 bytes)"
 	# ... and its terminator, when it comes, is discarded with the rest.
 	printf '\n' >&"$CTL_FD"
 	expect_reply ping ack
@@ -90,13 +76,10 @@ raw_reply() {
 @test "a NUL ends a command like a newline" {
 	serve
 	printf 'ping\0' >&"$CTL_FD"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "ping\\0: got '$REPLY_LINE'"
+	expect_next_reply ack "ping\\0"
 	printf 'ping\0ping\n' >&"$CTL_FD"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "first: got '$REPLY_LINE'"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "second: got '$REPLY_LINE'"
+	expect_next_reply ack "first"
+	expect_next_reply ack "second"
 	expect_reply enablexyz "err unknown command 'enablexyz'"
 	finish
 }
@@ -106,10 +89,8 @@ raw_reply() {
 	printf '\0' >&"$CTL_FD"
 	printf '\n\0' >&"$CTL_FD"
 	printf 'en\0able\n' >&"$CTL_FD"
-	reply
-	[ "$REPLY_LINE" = "err unknown command 'en'" ] || fail "en\\0: got '$REPLY_LINE'"
-	reply
-	[ "$REPLY_LINE" = "err unknown command 'able'" ] || fail "able\\n: got '$REPLY_LINE'"
+	expect_next_reply "err unknown command 'en'" "en\\0"
+	expect_next_reply "err unknown command 'able'" "able\\n"
 	expect_reply ping ack
 	finish
 }
@@ -118,15 +99,11 @@ raw_reply() {
 	serve
 	printf 'pi' >&"$CTL_FD"
 	printf 'ng\n' >&"$CTL_FD"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "split ping: got '$REPLY_LINE'"
+	expect_next_reply ack "split ping"
 	printf 'ping\nbogus\nping\n' >&"$CTL_FD"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "1st: got '$REPLY_LINE'"
-	reply
-	[ "$REPLY_LINE" = "err unknown command 'bogus'" ] || fail "2nd: got '$REPLY_LINE'"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "3rd: got '$REPLY_LINE'"
+	expect_next_reply ack "1st"
+	expect_next_reply "err unknown command 'bogus'" "2nd"
+	expect_next_reply ack "3rd"
 	# Nothing extra is pending: the next reply is the next command's.
 	expect_reply enablexyz "err unknown command 'enablexyz'"
 	finish
@@ -137,16 +114,14 @@ raw_reply() {
 	local c
 	for c in ping enable disable e d ping; do
 		printf '%s\n' "$c" >&"$CTL_FD"
-		got=$(raw_reply 5)
-		[ "$got" = "61 63 6b 0a 00" ] || fail "$c: reply bytes '$got'"
+		expect_raw_ack "$c"
 	done
 	printf 'x\n' >&"$CTL_FD"
 	got=$(raw_reply 25)
 	want=$(printf "err unknown command 'x'\n\0" | od -An -tx1 | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
 	[ "$got" = "$want" ] || fail "err reply bytes '$got', expected '$want'"
 	printf 'ping\n' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "ping after err: reply bytes '$got'"
+	expect_raw_ack "ping after err"
 	release end
 	pg_wait
 	expect_status 7
@@ -156,15 +131,12 @@ raw_reply() {
 	serve
 	wait_line ready		# its 5 calls are counted: the window is open
 	printf 'disable\n\0' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "disable\\n\\0: reply bytes '$got'"
+	expect_raw_ack "disable\\n\\0"
 	printf 'enable\n\0' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "enable\\n\\0: reply bytes '$got'"
+	expect_raw_ack "enable\\n\\0"
 	# The NULs left nothing behind: the next 5 bytes are ping's.
 	printf 'ping\n' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "ping: reply bytes '$got'"
+	expect_raw_ack "ping"
 	finish
 }
 
@@ -192,13 +164,11 @@ bare_finish() {
 	bare_serve
 	wait_line ready
 	printf 'enable' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "bare enable: reply bytes '$got'"
+	expect_raw_ack "bare enable"
 	release go
 	wait_line ready2
 	printf 'disable' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "bare disable: reply bytes '$got'"
+	expect_raw_ack "bare disable"
 	expect_reply ping ack
 	bare_finish
 }
@@ -207,14 +177,12 @@ bare_finish() {
 	mkfifos w.ctl
 	bare_serve "$T/w.ctl"
 	wait_line ready
-	timeout 5 bash -c 'printf enable >"$1"' _ "$T/w.ctl" || fail "cannot write w.ctl"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "enable, then close: got '$REPLY_LINE'"
+	write_once w.ctl enable
+	expect_next_reply ack "enable, then close"
 	release go
 	wait_line ready2
-	timeout 5 bash -c 'printf disable >"$1"' _ "$T/w.ctl" || fail "cannot write w.ctl"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "disable, then close: got '$REPLY_LINE'"
+	write_once w.ctl disable
+	expect_next_reply ack "disable, then close"
 	bare_finish
 }
 
@@ -226,8 +194,7 @@ bare_finish() {
 	printf 'window be' >&"$CTL_FD"
 	sleep 0.1
 	printf 'gin rep\n' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "window be + gin rep: reply bytes '$got'"
+	expect_raw_ack "window be + gin rep"
 	cmd "window end rep"
 	[[ $REPLY_LINE == 'ack {"window":"rep","calls":1,'* ]] || fail "window end: got '$REPLY_LINE'"
 	expect_reply ping ack
@@ -237,11 +204,9 @@ bare_finish() {
 @test "evlist, as perf acks it: ack, and the events listed on stderr" {
 	serve
 	printf 'evlist\n' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "evlist: reply bytes '$got'"
+	expect_raw_ack "evlist"
 	printf 'evlist -v' >&"$CTL_FD"
-	got=$(raw_reply 5)
-	[ "$got" = "61 63 6b 0a 00" ] || fail "bare evlist -v: reply bytes '$got'"
+	expect_raw_ack "bare evlist -v"
 	expect_reply "evlist -x" "err 'evlist' takes -v, -g or -F"
 	finish
 	grep -qxF "$GETPPID" "$T/err" || { show_run; fail "evlist: no line '$GETPPID'"; }
@@ -257,8 +222,7 @@ bare_finish() {
 	expect_reply "${x63}é" "err unknown command '$x63'"
 	# Invalid bytes are shown as U+FFFD.
 	printf 'caf\xff\xc3\n' >&"$CTL_FD"
-	reply
-	[ "$REPLY_LINE" = "err unknown command 'caf��'" ] || fail "invalid bytes: got '$REPLY_LINE'"
+	expect_next_reply "err unknown command 'caf��'" "invalid bytes"
 	expect_reply ping ack
 	finish
 }
@@ -351,16 +315,12 @@ bare_finish() {
 }
 
 @test "a FIFO writer that closes does not end the channel; the next is served" {
-	mkfifos w.ctl
-	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
-		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	serve_writers
 	local i
 	for i in 1 2 3; do
 		# Each writer opens the FIFO, writes one command and closes it.
-		timeout 5 bash -c 'printf "ping\n" >"$1"' _ "$T/w.ctl" ||
-			fail "writer $i could not open the ctl FIFO"
-		reply
-		[ "$REPLY_LINE" = ack ] || fail "writer $i: got '$REPLY_LINE'"
+		write_once w.ctl 'ping\n'
+		expect_next_reply ack "writer $i"
 	done
 	# With no writer left, the agent is idle: no spinning on end-of-file,
 	# and (no -I) no wakeups at all.  (A measurement over 0.5 s, not a
@@ -381,9 +341,8 @@ bare_finish() {
 	done
 	[ "$ticks" -le 5 ] || fail "agent used $ticks ticks in 0.5 s with no writer"
 	[ "$wake" = 0 ] || fail "idle agent woke up $wake times in 0.5 s"
-	timeout 5 bash -c 'printf "ping\n" >"$1"' _ "$T/w.ctl"
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "last writer: got '$REPLY_LINE'"
+	write_once w.ctl 'ping\n'
+	expect_next_reply ack "last writer"
 	finish
 }
 
@@ -462,18 +421,6 @@ bare_finish() {
 	expect_status 0
 	[ "$(values "$GETPPID" "$T/report" | tr '\n' ' ')" = "5 7 " ] ||
 		{ show_run "$T/report"; fail "expected a snapshot (5) and a final report (7)"; }
-}
-
-# signal_ends_run SIG STATUS: the signal gives the final report and ends
-# the run; the agent dies of the same signal (exit STATUS, 128 + its number).
-signal_ends_run() {
-	pg_bg -e "$GETPPID" -- "$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end"
-	wait_line ready
-	kill "-$1" "$AGENT_PID"
-	pg_wait
-	expect_status "$2"
-	grep -q "Performance counter stats for" "$T/err" || { show_run; fail "no final report"; }
-	grep -Eq "^ +5 +$GETPPID" "$T/err" || { show_run; fail "no count of 5"; }
 }
 
 @test "SIGINT to the agent prints the final report and ends the run" {

@@ -8,11 +8,7 @@ load helpers
 
 setup() {
 	common_setup
-	chan ch
-	CTL=$T/ch.ctl
-	ACK=$T/ch.ack
-	# Marker step prefix: "send the next argument on the channel".
-	W=(ctl "$CTL" "$ACK")
+	control_setup
 }
 
 @test "enable/disable: only the calls inside the window count" {
@@ -287,8 +283,14 @@ at_least() {
 }
 
 @test "-D MS starts counting MS milliseconds after the workload starts" {
-	# Timing, not synchronisation: 5 calls at once, 7 calls after 1 s.
-	pg -x, -D 300 -e "$GETPPID" -- "$MARKER" getppid 5 sleep 1000 getppid 7
+	# 5 calls at once, the workload's first steps, well within the delay;
+	# 7 once the agent has said "Events enabled" (the delay is over).
+	mkfifos ready go
+	pg_bg -x, -D 300 -e "$GETPPID" -- "$MARKER" getppid 5 notify "$T/ready" wait "$T/go" getppid 7
+	wait_line ready
+	wait_err "Events enabled"
+	release go
+	pg_wait
 	expect_status 0
 	expect_value "$GETPPID" 7
 }

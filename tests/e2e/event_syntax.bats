@@ -76,7 +76,12 @@ bad_list() {
 }
 
 @test "exact: a group's members count when it is enabled late (-D)" {
-	pg -D 50 -x, -e "{task-clock,$GETPPID}" -- "$MARKER" sleep 150 getppid 1234
+	# The calls wait for the agent's "Events enabled" (the delay is over).
+	mkfifos go
+	pg_bg -D 50 -x, -e "{task-clock,$GETPPID}" -- "$MARKER" wait "$T/go" getppid 1234
+	wait_err "Events enabled"
+	release go
+	pg_wait
 	expect_status 0
 	[ "$(count_of "$GETPPID")" = 1234 ] || { show_run; fail "not 1234"; }
 }

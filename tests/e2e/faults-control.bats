@@ -13,38 +13,8 @@ load helpers
 
 setup() {
 	common_setup
-	chan ch
-	CTL=$T/ch.ctl
-	ACK=$T/ch.ack
+	control_setup
 	mkfifos end
-}
-
-# serve [OPTIONS...]: the agent on channel ch (and OPTIONS), counting the
-# marker's 5 getppid() calls; the marker blocks until released, exits 7.
-serve() {
-	pg_bg -x, --control "fifo:$CTL,$ACK" "$@" -e "$GETPPID" -- \
-		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
-}
-
-finish() {
-	release end
-	pg_wait
-	expect_status 7
-	expect_value "$GETPPID" 5
-}
-
-# wait_err TEXT: block until the agent's stderr holds the line TEXT.
-wait_err() {
-	timeout "$PG_TIMEOUT" bash -c 'until grep -qxF -- "$1" "$2"; do sleep 0.02; done' \
-		_ "$1" "$T/err" || { show_run; fail "no line '$1' on the agent's stderr"; }
-}
-
-# refused TEXT: the run failed at start-up (255) with exactly the error
-# line TEXT, and the workload never ran.
-refused() {
-	expect_status 255
-	grep -qxF -- "$1" "$T/err" || { show_run; fail "expected the line: $1"; }
-	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
 }
 
 # batch FILE ACKS ERR: write FILE's commands on ch (in the background:
@@ -65,37 +35,26 @@ batch() {
 # ---- 4: a partial line from a dead writer --------------------------------
 
 @test "a writer killed mid-command: its partial line is reported and not glued to the next command" {
-	mkfifos w.ctl
-	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
-		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
+	serve_writers
 	# Half a command (no NAME yet, so no command on its own), no newline,
 	# then the writer is killed.
-	run timeout 5 bash -c 'printf "window begin" >"$1"; kill -KILL $$' _ "$T/w.ctl"
-	[ "$status" = 137 ] || fail "the writer was not killed (status $status)"
+	killed_writer w.ctl "window begin"
 	# The agent saw the writer go and says what it dropped ...
 	wait_err "perfgate: warning: control channel fifo:$T/w.ctl: discarded 12 bytes without a newline when the writer closed: 'window begin'"
 	# ... so the next writer's command stands alone: glued, this would
 	# open a window 'doomed'.
-	timeout 5 bash -c 'printf " doomed\n" >"$1"' _ "$T/w.ctl"
-	reply
-	[ "$REPLY_LINE" = "err unknown command 'doomed'" ] ||
-		fail "glued to the dead writer's bytes: got '$REPLY_LINE'"
-	timeout 5 bash -c 'printf "window end doomed\n" >"$1"' _ "$T/w.ctl"
-	reply
-	[ "$REPLY_LINE" = "err window 'doomed' is not open" ] ||
-		fail "a glued window was opened: got '$REPLY_LINE'"
+	write_once w.ctl ' doomed\n'
+	expect_next_reply "err unknown command 'doomed'" "glued to the dead writer's bytes"
+	write_once w.ctl 'window end doomed\n'
+	expect_next_reply "err window 'doomed' is not open" "a glued window was opened"
 	finish
 }
 
 @test "a writer killed after a whole command with no terminator: it is executed, once" {
-	mkfifos w.ctl
-	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
-		"$MARKER" pid "$T/m.pid" getppid 5 wait "$T/end" exit 7
-	run timeout 5 bash -c 'printf "window begin killed" >"$1"; kill -KILL $$' _ "$T/w.ctl"
-	[ "$status" = 137 ] || fail "the writer was not killed (status $status)"
+	serve_writers
+	killed_writer w.ctl "window begin killed"
 	# perf ends a command where the bytes end: the window is open.
-	reply
-	[ "$REPLY_LINE" = ack ] || fail "window begin killed: got '$REPLY_LINE'"
+	expect_next_reply ack "window begin killed"
 	local w
 	open_rw w "$T/w.ctl"
 	cmd "$w" "$ACK_FD" "window end killed"
@@ -120,9 +79,9 @@ batch() {
 
 # ---- 5: one channel cannot starve the others ------------------------------
 
-# grow FILE SIZE: FILE grows past SIZE bytes within PG_TIMEOUT seconds.
-grow() {
-	timeout "$PG_TIMEOUT" bash -c 'until [ "$(stat -c %s "$1")" -gt "$2" ]; do sleep 0.01; done' _ "$1" "$2"
+# grows_past FILE SIZE: FILE is larger than SIZE bytes (for poll_until).
+grows_past() {
+	[ "$(stat -c %s "$1")" -gt "$2" ]
 }
 
 @test "a flooding channel: another channel and the interval lines keep their share" {
@@ -139,7 +98,7 @@ grow() {
 	# share is an order of events.  The flood is served before the lines
 	# are counted and still after the 20th: those lines came out, and
 	# channel two was answered each time, while ch flooded.
-	grow "$T/flood.acks" 0 || fail "the flood on ch was never answered"
+	poll_until "the flood on ch was never answered" grows_past "$T/flood.acks" 0
 	local pings=0 lines=0 base flood
 	base=$(grep -c "^ *[0-9.]*,.*$GETPPID" "$T/err" || true)
 	while [ "$lines" -lt $((base + 20)) ]; do
@@ -149,7 +108,8 @@ grow() {
 		agent_alive | grep -qx yes || { show_run; fail "the agent ended after $((lines - base)) interval lines"; }
 	done
 	flood=$(stat -c %s "$T/flood.acks")
-	grow "$T/flood.acks" "$flood" || fail "the flood on ch was not answered after the interval lines"
+	poll_until "the flood on ch was not answered after the interval lines" \
+		grows_past "$T/flood.acks" "$flood"
 	for pid in "${BG_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
 	echo "# $((lines - base)) interval lines; $pings pings on two, $((flood / 5)) flood pings" >&3
 	release end
@@ -225,13 +185,13 @@ grow() {
 	mkfifos theirs.ctl theirs.ack
 	chown nobody "$T/theirs.ctl" "$T/theirs.ack"
 	pg -x, --control "fifo:$T/theirs.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: refusing control FIFO '$T/theirs.ctl': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
+	refused_with_line "perfgate: refusing control FIFO '$T/theirs.ctl': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
 	pg -x, --control "fifo:$CTL,$T/theirs.ack" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: refusing ack FIFO '$T/theirs.ack': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
+	refused_with_line "perfgate: refusing ack FIFO '$T/theirs.ack': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
 	# Even when they may be written by all: the owner decides.
 	chmod 666 "$T/theirs.ctl"
 	pg -x, --control "fifo:$T/theirs.ctl,$ACK" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: refusing control FIFO '$T/theirs.ctl': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
+	refused_with_line "perfgate: refusing control FIFO '$T/theirs.ctl': it is owned by nobody (uid 65534), not by root (uid 0) who runs perfgate (use --control-shared to allow it)"
 	# Sharing on purpose: accepted, and served.
 	local c
 	open_rw c "$T/theirs.ctl"
@@ -321,21 +281,21 @@ lock_page() {
 
 @test "the same FIFO or pipe as control and ack is refused at start-up" {
 	pg -x, --control "fifo:$CTL,$CTL" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: control channel fifo:$CTL: the control and ack FIFOs are the same pipe; every reply would be read back as a command"
+	refused_with_line "perfgate: control channel fifo:$CTL: the control and ack FIFOs are the same pipe; every reply would be read back as a command"
 	# Another name for the same FIFO (a hard link).
 	ln "$CTL" "$T/alias"
 	pg -x, --control "fifo:$CTL,$T/alias" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: control channel fifo:$CTL: the control and ack FIFOs are the same pipe; every reply would be read back as a command"
+	refused_with_line "perfgate: control channel fifo:$CTL: the control and ack FIFOs are the same pipe; every reply would be read back as a command"
 	pg -x, --control "fd:$CTL_FD,$CTL_FD" -e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: control channel fd:$CTL_FD: the control and ack fds are the same pipe; every reply would be read back as a command"
+	refused_with_line "perfgate: control channel fd:$CTL_FD: the control and ack fds are the same pipe; every reply would be read back as a command"
 	# One channel's acks into another's commands.
 	chan two CTL2 ACK2
 	pg -x, --control "fifo:$CTL,$T/two.ctl" --control "fifo:$T/two.ctl,$ACK" \
 		-e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: control channel fifo:$CTL: its ack FIFO '$T/two.ctl' is the control channel fifo:$T/two.ctl; every reply would be read back as a command"
+	refused_with_line "perfgate: control channel fifo:$CTL: its ack FIFO '$T/two.ctl' is the control channel fifo:$T/two.ctl; every reply would be read back as a command"
 	pg -x, --control "fifo:$CTL,$ACK" --control "fifo:$CTL,$T/two.ack" \
 		-e "$GETPPID" -- "$MARKER" say ran
-	refused "perfgate: control channels fifo:$CTL and fifo:$CTL read the same pipe; each command would go to one of them at random"
+	refused_with_line "perfgate: control channels fifo:$CTL and fifo:$CTL read the same pipe; each command would go to one of them at random"
 }
 
 # ---- 9b: fd: channels on what cannot be waited on -------------------------
@@ -343,10 +303,10 @@ lock_page() {
 @test "fd: on a regular file or /dev/null is refused with a clear message" {
 	: >"$T/plain"
 	pg -x, --control "fd:5" -e "$GETPPID" -- "$MARKER" say ran 5<"$T/plain"
-	refused "perfgate: control channel fd:5: fd 5 is a regular file ($T/plain); a control channel must be a pipe, FIFO or socket"
+	refused_with_line "perfgate: control channel fd:5: fd 5 is a regular file ($T/plain); a control channel must be a pipe, FIFO or socket"
 	pg -x, --control "fd:5" -e "$GETPPID" -- "$MARKER" say ran 5</dev/null
-	refused "perfgate: control channel fd:5: fd 5 is a character device that cannot be polled (/dev/null); a control channel must be a pipe, FIFO or socket"
+	refused_with_line "perfgate: control channel fd:5: fd 5 is a character device that cannot be polled (/dev/null); a control channel must be a pipe, FIFO or socket"
 	pg -x, --control "fd:$CTL_FD,6" -e "$GETPPID" -- "$MARKER" say ran 6>/dev/null
-	refused "perfgate: control channel fd:$CTL_FD: ack fd 6 is a character device that cannot be polled (/dev/null); an ack channel must be a pipe, FIFO or socket"
+	refused_with_line "perfgate: control channel fd:$CTL_FD: ack fd 6 is a character device that cannot be polled (/dev/null); an ack channel must be a pipe, FIFO or socket"
 	! grep -q '\[warn\]' "$T/err" || { show_run; fail "a libevent warning leaked"; }
 }

@@ -8,35 +8,21 @@
 
 load helpers
 
-# expect_refusal TEXT: the run exited 255, the workload never ran, and
-# stderr is exactly TEXT (the reason, the input, the caret line).
-expect_refusal() {
-	expect_status 255
-	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
-	local got
-	got=$(cat "$T/err")
-	if [ "$got" != "$1" ]; then
-		show_run
-		printf -- '--- expected:\n%s\n' "$1"
-		fail "stderr differs"
-	fi
-}
-
 @test "a tracepoint name with '/' or '..' is refused at the bad byte, no path is read" {
 	mkdir -p /tmp/pg-faults-$$/X/tp
 	echo 1 >/tmp/pg-faults-$$/X/tp/id
 	pg -x, -e "syscalls:../../../../../tmp/pg-faults-$$/X/tp" -- "$MARKER" say ran
 	rm -rf /tmp/pg-faults-$$
-	expect_refusal "perfgate: expected a tracepoint name after 'syscalls:', found '.'
+	refused_with_stderr "perfgate: expected a tracepoint name after 'syscalls:', found '.'
   syscalls:../../../../../tmp/pg-faults-$$/X/tp
            ^"
 	# perf's grammar reads "sys/..." as a PMU event: refused all the same.
 	pg -x, -e 'sys/calls:sys_enter_write' -- "$MARKER" say ran
-	expect_refusal "perfgate: expected ',' or '/' after a term, found ':'
+	refused_with_stderr "perfgate: expected ',' or '/' after a term, found ':'
   sys/calls:sys_enter_write
            ^"
 	pg -x, -e 'syscalls:sys_enter_write/../id' -- "$MARKER" say ran
-	expect_refusal "perfgate: unexpected '/' in tracepoint name
+	refused_with_stderr "perfgate: unexpected '/' in tracepoint name
   syscalls:sys_enter_write/../id
                           ^"
 }
@@ -67,15 +53,15 @@ expect_refusal() {
 
 @test "-C LIST syntax errors name the position with a caret" {
 	pg -x, -C "0,x" -e task-clock -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid value for -C: expected a CPU number or range (0,2-3)
+	refused_with_stderr "perfgate: invalid value for -C: expected a CPU number or range (0,2-3)
   0,x
     ^"
 	pg -x, -C "1-0" -e task-clock -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid value for -C: range 1-0 goes backwards
+	refused_with_stderr "perfgate: invalid value for -C: range 1-0 goes backwards
   1-0
     ^"
 	pg -x, -C "0,1-99999999999" -e task-clock -- "$MARKER" say ran
-	expect_refusal "perfgate: invalid value for -C: CPU number too large (at most 2147483647)
+	refused_with_stderr "perfgate: invalid value for -C: CPU number too large (at most 2147483647)
   0,1-99999999999
       ^"
 }
@@ -103,7 +89,7 @@ kernel_takes() {
 		[[ $f == *@* ]] && { tp=${f%%@*}; f=${f#*@}; }
 		! kernel_takes "$tp" "$f" || fail "the kernel takes '$f' on $tp: the case is wrong"
 		pg -x, -e "$tp" --filter "$f" -- "$MARKER" say ran
-		expect_refusal "perfgate: bad filter for '$tp': $reason
+		refused_with_stderr "perfgate: bad filter for '$tp': $reason
   $f
   $(printf '%*s' "$col" '')^"
 	done <<'LIST'
@@ -165,11 +151,11 @@ LIST
 
 @test "a range trigger's filter is checked as --filter is: no negative value for an unsigned field" {
 	pg -x, -e "$GETPPID@$WRITE(fd == -1)..syscalls:sys_exit_write" -- "$MARKER" say ran
-	expect_refusal "perfgate: bad range spec:
+	refused_with_stderr "perfgate: bad range spec:
 $GETPPID@$WRITE(fd == -1)..syscalls:sys_exit_write
                                                           ^ field 'fd' is unsigned (unsigned int): the kernel takes no negative value"
 	pg -x, -e "$GETPPID@$WRITE..syscalls:sys_exit_write(ret > 0xffffffffffffffff)" -- "$MARKER" say ran
-	expect_refusal "perfgate: bad range spec:
+	refused_with_stderr "perfgate: bad range spec:
 $GETPPID@$WRITE..syscalls:sys_exit_write(ret > 0xffffffffffffffff)
                                                                                    ^ field 'ret' is signed (long): the kernel takes at most 9223372036854775807 (-1 has these 64 bits)"
 	# A negative value for a signed field is taken, and the range counts.

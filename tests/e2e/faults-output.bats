@@ -16,9 +16,7 @@ SNAP_REFUSED="err snapshot refused: the report output's backlog would pass its l
 
 setup() {
 	common_setup
-	chan ch
-	CTL=$T/ch.ctl
-	ACK=$T/ch.ack
+	control_setup
 	mkfifos ready go
 }
 
@@ -60,13 +58,6 @@ fill_backlog() {
 		fail "snapshot $i: expected '$SNAP_REFUSED', got '$REPLY_LINE'"
 }
 
-# expect_err TEXT: the agent's stderr ($T/err) is exactly TEXT.
-expect_err() {
-	local got
-	got=$(cat "$T/err")
-	[ "$got" = "$1" ] || { show_run; fail "stderr: expected '$1', got '$got'"; }
-}
-
 @test "an unread stderr pipe blocks nothing: acks keep coming, snapshots are refused, SIGTERM ends the run" {
 	pg_bg_stderr err.fifo -D -1 -I 10 -e task-clock --control "fifo:$CTL,$ACK" -- \
 		"$MARKER" pid "$T/m.pid" wait "$T/go"
@@ -92,10 +83,7 @@ expect_err() {
 	fill_backlog
 	local warn="perfgate: warning: the report output '$T/rep.fifo' is not being read: more than $LIMIT bytes wait to be written; dropping interval reports until it catches up"
 	# No ack tells that an interval was dropped: wait for the warning (bounded).
-	for i in $(seq 1 500); do
-		grep -qF -- "$warn" "$T/err" && break
-		sleep 0.02
-	done
+	poll_until "no warning '$warn'" grep -qF -- "$warn" "$T/err"
 	expect_reply stop ack
 	pg_wait
 	expect_status 1
@@ -109,15 +97,15 @@ expect_err() {
 @test "-o /dev/full and --log-fd on /dev/full: the failure is said, exit 1 or the workload's status" {
 	pg -e task-clock -o /dev/full -- "$MARKER" exit 0
 	expect_status 1
-	expect_err "perfgate: cannot write the report to '/dev/full': No space left on device"
+	expect_err_is "perfgate: cannot write the report to '/dev/full': No space left on device"
 
 	pg -e task-clock -o /dev/full -- "$MARKER" exit 3
 	expect_status 3
-	expect_err "perfgate: cannot write the report to '/dev/full': No space left on device"
+	expect_err_is "perfgate: cannot write the report to '/dev/full': No space left on device"
 
 	pg_fd3 /dev/full -e task-clock --log-fd 3 -- "$MARKER" exit 0
 	expect_status 1
-	expect_err "perfgate: cannot write the report to 'fd 3': No space left on device"
+	expect_err_is "perfgate: cannot write the report to 'fd 3': No space left on device"
 
 	pg -e task-clock --json-file /dev/full -- "$MARKER" exit 0
 	expect_status 1
@@ -139,7 +127,7 @@ expect_err() {
 	release go
 	pg_wait
 	expect_status 1
-	expect_err "perfgate: cannot write the report to 'fd 3': Broken pipe"
+	expect_err_is "perfgate: cannot write the report to 'fd 3': Broken pipe"
 }
 
 # check_json FILE PYTHON: load FILE as JSON into d and run PYTHON's asserts.
@@ -193,10 +181,10 @@ for line in open(sys.argv[1], encoding="utf-8"):
 	chown -h nobody "$T/sticky/link"
 	pg -e task-clock -o "$T/sticky/link" -- "$MARKER" say ran
 	expect_status 255
-	expect_err "perfgate: refusing output file '$T/sticky/link': it is a symbolic link in the sticky world-writable directory '$T/sticky', owned by neither us nor the directory's owner"
+	expect_err_is "perfgate: refusing output file '$T/sticky/link': it is a symbolic link in the sticky world-writable directory '$T/sticky', owned by neither us nor the directory's owner"
 	pg -e task-clock --json-file "$T/sticky/link" -- "$MARKER" say ran
 	expect_status 255
-	expect_err "perfgate: refusing --json-file '$T/sticky/link': it is a symbolic link in the sticky world-writable directory '$T/sticky', owned by neither us nor the directory's owner"
+	expect_err_is "perfgate: refusing --json-file '$T/sticky/link': it is a symbolic link in the sticky world-writable directory '$T/sticky', owned by neither us nor the directory's owner"
 	expect_out ""
 	[ ! -e "$T/victim" ] || fail "the link was followed"
 	# Our own link there is followed, as the kernel would; the file it
@@ -210,12 +198,19 @@ for line in open(sys.argv[1], encoding="utf-8"):
 @test "a --json-file that cannot be written is refused at start-up" {
 	pg -e task-clock --json-file "$T/nodir/run.json" -- "$MARKER" say ran
 	expect_status 255
-	expect_err "perfgate: cannot write --json-file '$T/nodir/run.json': cannot create a file in '$T/nodir': No such file or directory"
+	expect_err_is "perfgate: cannot write --json-file '$T/nodir/run.json': cannot create a file in '$T/nodir': No such file or directory"
 	expect_out ""
 	pg -e task-clock --json-file "$T" -- "$MARKER" say ran
 	expect_status 255
-	expect_err "perfgate: cannot write --json-file '$T': Is a directory"
+	expect_err_is "perfgate: cannot write --json-file '$T': Is a directory"
 	expect_out ""
+}
+
+# snapshot_not_refused: ask for a snapshot; its reply (in REPLY_LINE) is
+# not the refusal for a full backlog.
+snapshot_not_refused() {
+	cmd snapshot
+	[ "$REPLY_LINE" != "$SNAP_REFUSED" ]
 }
 
 @test "snapshot: refused with an err naming the limit when it would pass the output's backlog limit" {
@@ -232,13 +227,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
 	cat <&"$REP_FD" >/dev/null 2>&1 3>&- &
 	BG_PIDS+=($!)
 	# No ack tells that the backlog drained: ask again (bounded).
-	for i in $(seq 1 500); do
-		cmd snapshot
-		[ "$REPLY_LINE" = ack ] && break
-		[ "$REPLY_LINE" = "$SNAP_REFUSED" ] || fail "snapshot: got '$REPLY_LINE'"
-		sleep 0.02
-	done
-	[ "$REPLY_LINE" = ack ] || fail "snapshots still refused while the output is read"
+	poll_until "snapshots still refused while the output is read" snapshot_not_refused
+	[ "$REPLY_LINE" = ack ] || fail "snapshot: got '$REPLY_LINE'"
 	release go
 	pg_wait
 	expect_status 0
@@ -252,8 +242,7 @@ for line in open(sys.argv[1], encoding="utf-8"):
 	# 4096 windows in one go, then their 4096 replies.
 	for i in $(seq 1 4096); do printf 'window begin w%d\n' "$i"; done >&"$CTL_FD"
 	for i in $(seq 1 4096); do
-		reply
-		[ "$REPLY_LINE" = ack ] || fail "window begin w$i: got '$REPLY_LINE'"
+		expect_next_reply ack "window begin w$i"
 	done
 	# 3 x 4097 text lines of about 107 bytes: more than 1 MiB at once.
 	cmd snapshot

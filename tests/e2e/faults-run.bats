@@ -7,26 +7,15 @@ load helpers
 
 setup() {
 	common_setup
-	chan ch
-	CTL=$T/ch.ctl
-	ACK=$T/ch.ack
-	W=(ctl "$CTL" "$ACK")
+	control_setup
 }
 
-# signal_ends_run SIG N: SIG (number N) sent to the agent ends the workload,
-# prints the final report, writes a document naming SIG, and the agent
-# then dies of SIG.
-signal_ends_run() {
-	mkfifos ready end
+# signal_ends_run_with_document SIG N: signal_ends_run (helpers.bash) with
+# SIG (number N), and the --json-file document names SIG as what ended the
+# run, with the workload's status (143: the agent ended it with SIGTERM).
+signal_ends_run_with_document() {
 	ulimit -c 0	# SIGQUIT's default action dumps core
-	pg_bg -e "$GETPPID" --json-file "$T/run.json" -- \
-		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end"
-	wait_line ready
-	kill "-$1" "$(agent_pid)"
-	pg_wait
-	[ "$status" = $((128 + $2)) ] || { show_run; fail "expected status $((128 + $2)), got $status"; }
-	grep -Eq "^ +5 +$GETPPID" "$T/err" || { show_run; fail "no final report with a count of 5"; }
-	gone "$(cat "$T/m.pid")" || fail "the workload is still running after SIG$1"
+	signal_ends_run "$1" $((128 + $2)) --json-file "$T/run.json"
 	python3 - "$T/run.json" "SIG$1" <<'PY' || { show_run; fail "document"; }
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -37,23 +26,23 @@ PY
 }
 
 @test "SIGHUP ends the run as SIGTERM does: report, document, workload ended" {
-	signal_ends_run HUP 1
+	signal_ends_run_with_document HUP 1
 }
 
 @test "SIGQUIT ends the run as SIGTERM does" {
-	signal_ends_run QUIT 3
+	signal_ends_run_with_document QUIT 3
 }
 
 @test "SIGUSR1 and SIGUSR2 end the run as SIGTERM does" {
-	signal_ends_run USR1 10
-	rm -f "$T"/ready "$T"/end "$T"/run.json
-	signal_ends_run USR2 12
+	signal_ends_run_with_document USR1 10
+	rm -f "$T"/run.json
+	signal_ends_run_with_document USR2 12
 }
 
 @test "SIGALRM and a real-time signal end the run as SIGTERM does" {
-	signal_ends_run ALRM 14
-	rm -f "$T"/ready "$T"/end "$T"/run.json
-	signal_ends_run RTMIN+2 $(( $(kill -l RTMIN) + 2 ))
+	signal_ends_run_with_document ALRM 14
+	rm -f "$T"/run.json
+	signal_ends_run_with_document RTMIN+2 $(( $(kill -l RTMIN) + 2 ))
 }
 
 # A window's one call starts where its gate opens: the call's counts and

@@ -12,8 +12,7 @@ setup() {
 	common_setup
 	needs perf linux-perf
 	ensure_tracefs
-	chan ch
-	W=(ctl "$T/ch.ctl" "$T/ch.ack")
+	control_setup
 }
 
 # perf_stat ARGS...: the reference run; its stderr goes to $T/perf.

@@ -155,10 +155,13 @@ marker_bg() {
 
 # ---- control channels, driven from the test ------------------------------
 
-# mkfifos NAME...: create FIFOs $T/NAME.
+# mkfifos NAME...: create FIFOs $T/NAME (one that exists already is kept:
+# serve and a test's set-up may both want $T/end).
 mkfifos() {
 	local f
-	for f in "$@"; do mkfifo "$T/$f"; done
+	for f in "$@"; do
+		[ -p "$T/$f" ] || mkfifo "$T/$f"
+	done
 }
 
 # open_rw VAR PATH: open PATH read-write (never blocks on a FIFO) into fd $VAR.
@@ -179,6 +182,46 @@ chan() {
 	open_rw "$ackvar" "$T/$name.ack"
 }
 
+# control_setup: the channel most tests use, ch: its FIFOs $CTL and $ACK,
+# open in the test as CTL_FD / ACK_FD (chan), CTL_OPT, the agent's
+# --control argument for it, and W, the marker's step prefix "send the next
+# argument on ch" (so that the workload can drive its own windows).
+control_setup() {
+	chan ch
+	CTL=$T/ch.ctl
+	ACK=$T/ch.ack
+	CTL_OPT="fifo:$CTL,$ACK"
+	W=(ctl "$CTL" "$ACK")
+}
+
+# serve [OPTIONS...]: start the agent on channel ch (control_setup) and
+# OPTIONS, counting a workload that makes 5 getppid() calls, writes its pid
+# to $T/m.pid, says so on $T/ready and blocks until released ($T/end),
+# then exits 7.
+serve() {
+	mkfifos ready end
+	pg_bg -x, --control "$CTL_OPT" "$@" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end" exit 7
+}
+
+# serve_writers: serve's agent and workload, with the control channel's
+# commands on FIFO $T/w.ctl (replies on ch's ack), for writers that come
+# and go (write_once, killed_writer).
+serve_writers() {
+	mkfifos w.ctl ready end
+	pg_bg -x, --control "fifo:$T/w.ctl,$ACK" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/ready" wait "$T/end" exit 7
+}
+
+# finish: release serve's workload and wait for the agent; it must exit
+# with the workload's status 7 and report its 5 calls.
+finish() {
+	release end
+	pg_wait
+	expect_status 7
+	expect_value "$GETPPID" 5
+}
+
 # send [FD] TEXT: write TEXT and '\n' on a control fd (default $CTL_FD).
 send() {
 	local fd=$CTL_FD
@@ -194,6 +237,14 @@ reply() {
 	if ! read -r -t "$PG_TIMEOUT" -u "$fd" REPLY_LINE; then
 		fail "no reply on fd $fd within ${PG_TIMEOUT}s (agent alive: $(agent_alive))"
 	fi
+}
+
+# expect_next_reply EXPECTED [WHAT]: the next reply on the default channel
+# (for a command written by hand, or by another writer) is exactly
+# EXPECTED; WHAT names it in the failure.
+expect_next_reply() {
+	reply
+	[ "$REPLY_LINE" = "$1" ] || fail "${2:+$2: }expected '$1', got '$REPLY_LINE'"
 }
 
 # cmd [CTLFD ACKFD] TEXT: send a command, read its reply into $REPLY_LINE.
@@ -259,6 +310,49 @@ agent_alive() {
 	fi
 }
 
+# poll_until MESSAGE CMD...: run CMD every 10 ms until it succeeds, for
+# what gives no ack and no FIFO line to wait on (a file appearing, a line
+# in a log); fail with MESSAGE if it has not within PG_TIMEOUT seconds (a
+# hang guard only).
+poll_until() {
+	local msg=$1 end=$((SECONDS + PG_TIMEOUT))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -lt "$end" ] || { show_run; fail "after ${PG_TIMEOUT}s: $msg"; }
+		sleep 0.01
+	done
+}
+
+# has_line FILE TEXT: FILE holds the line TEXT (for poll_until).
+has_line() {
+	grep -qxF -- "$2" "$1" 2>/dev/null
+}
+
+# wait_err TEXT: block until the agent's stderr holds the line TEXT.
+wait_err() {
+	poll_until "no line '$1' on the agent's stderr" has_line "$T/err" "$1"
+}
+
+# signal_ends_run SIG STATUS [OPTIONS...]: the agent (with OPTIONS) counts
+# a workload of 5 getppid() calls that then blocks; SIG sent to the agent
+# itself ends the run: the final report with the count of 5, the workload
+# ended, and the agent dead of SIG too (exit STATUS, 128 + its number).
+signal_ends_run() {
+	local sig=$1 want=$2
+	shift 2
+	rm -f "$T/sig.ready" "$T/sig.end"
+	mkfifos sig.ready sig.end
+	pg_bg "$@" -e "$GETPPID" -- \
+		"$MARKER" pid "$T/m.pid" getppid 5 notify "$T/sig.ready" wait "$T/sig.end"
+	wait_line sig.ready
+	kill "-$sig" "$(agent_pid)"
+	pg_wait
+	[ "$status" = "$want" ] || { show_run; fail "SIG$sig: expected status $want, got $status"; }
+	grep -q "Performance counter stats for" "$T/err" || { show_run; fail "SIG$sig: no final report"; }
+	grep -Eq "^ +5 +$GETPPID" "$T/err" || { show_run; fail "SIG$sig: no count of 5"; }
+	gone "$(cat "$T/m.pid")" || fail "the workload is still running after SIG$sig"
+}
+
 # wait_line FIFO: block until the marker writes a line on FIFO $T/FIFO.
 wait_line() {
 	local fd line
@@ -276,6 +370,21 @@ wait_line() {
 release() {
 	timeout "$PG_TIMEOUT" bash -c 'printf "go\n" >"$1"' _ "$T/$1" ||
 		fail "nobody opened $1 within ${PG_TIMEOUT}s"
+}
+
+# write_once FIFO TEXT: a writer of its own opens $T/FIFO, writes TEXT
+# (with printf's backslash escapes) and closes it, as a one-shot client
+# does; the open waits (bounded) for the agent to have the FIFO open.
+write_once() {
+	timeout 5 bash -c 'printf "%b" "$2" >"$1"' _ "$T/$1" "$2" ||
+		fail "cannot write '$2' to $1"
+}
+
+# killed_writer FIFO TEXT: the same writer, killed (SIGKILL) right after
+# writing TEXT, so that it never closes the FIFO itself.
+killed_writer() {
+	run timeout 5 bash -c 'printf "%b" "$2" >"$1"; kill -KILL $$' _ "$T/$1" "$2"
+	[ "$status" = 137 ] || fail "the writer was not killed (status $status)"
 }
 
 # ---- reading reports -----------------------------------------------------
@@ -341,6 +450,64 @@ expect_out() {
 		show_run
 		fail "workload output: expected '$1', got '$got'"
 	fi
+}
+
+# expect_no_workload: the workload (marker "say ran", or any that prints)
+# never ran: it printed nothing.
+expect_no_workload() {
+	[ ! -s "$T/out" ] || { show_run; fail "the workload ran"; }
+}
+
+# refused_naming STATUS WHAT: the agent refused its command line (something
+# it cannot use) with exit STATUS exactly, so that a crash (134, 139) or a
+# hang (124) cannot pass, a message naming WHAT somewhere on stderr, and
+# the workload never ran.
+refused_naming() {
+	[ "$status" -ne 0 ] || { show_run; fail "accepted; expected a refusal naming '$2'"; }
+	expect_status "$1"
+	grep -qF -- "$2" "$T/err" || { show_run; fail "the message does not name '$2'"; }
+	expect_no_workload
+}
+
+# refused_with_line TEXT: the run failed at start-up (255) with the error
+# line TEXT among stderr's lines, and the workload never ran.
+refused_with_line() {
+	expect_status 255
+	grep -qxF -- "$1" "$T/err" || { show_run; fail "expected the line: $1"; }
+	expect_no_workload
+}
+
+# refused_with_stderr TEXT: the run failed at start-up (255), the workload
+# never ran, and stderr is exactly TEXT (e.g. the reason, the input, the
+# caret line).
+refused_with_stderr() {
+	expect_status 255
+	expect_no_workload
+	local got
+	got=$(cat "$T/err")
+	if [ "$got" != "$1" ]; then
+		show_run
+		printf -- '--- expected:\n%s\n' "$1"
+		fail "stderr differs"
+	fi
+}
+
+# expect_err_is TEXT: the agent's stderr ($T/err) is exactly TEXT.
+expect_err_is() {
+	local got
+	got=$(cat "$T/err")
+	[ "$got" = "$1" ] || { show_run; fail "stderr: expected '$1', got '$got'"; }
+}
+
+# expect_err_has TEXT: the agent's stderr ($T/err) contains TEXT.
+expect_err_has() {
+	grep -qF -- "$1" "$T/err" || { show_run; fail "no '$1' on stderr"; }
+}
+
+# json_eval JSON PYEXPR: print PYEXPR evaluated (python3) on the JSON text
+# JSON parsed as `d` (e.g. a window-end reply's payload).
+json_eval() {
+	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
 # is_number S: S is a plain count or a decimal (as -x prints them).

@@ -30,9 +30,7 @@ setup() {
 	done
 	$PY -c 'import prometheus_client' || fail "python3-prometheus-client is missing: run ./bootstrap"
 	SERVICE_PIDS=()
-	chan ch
-	W=(ctl "$T/ch.ctl" "$T/ch.ack")
-	CTL_OPT="fifo:$T/ch.ctl,$T/ch.ack"
+	control_setup
 }
 
 teardown() {
@@ -257,8 +255,7 @@ open(sys.argv[2], "w").close()
 time.sleep(60)
 EOF
 	BG_PIDS+=($!)
-	for ((i = 0; i < 200; i++)); do [ -e "$T/stall.ready" ] && break; sleep 0.05; done
-	[ -e "$T/stall.ready" ] || fail "the stalling client did not connect"
+	poll_until "the stalling client did not connect" test -e "$T/stall.ready"
 	release go
 	pg_wait
 	expect_status 0
@@ -283,7 +280,7 @@ EOF
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(60)' "$T/busy.tmp" &
 	BG_PIDS+=($!)
-	for ((i = 0; i < 200; i++)); do [ -s "$T/busy.tmp" ] && break; sleep 0.05; done
+	poll_until "the listener did not write its port" test -s "$T/busy.tmp"
 	busy=$(cat "$T/busy.tmp")
 	pg -e "$GETPPID" --metrics-listen "127.0.0.1:$busy" -- "$MARKER" getppid 1
 	expect_status 255

@@ -173,9 +173,14 @@ same_file_as_perf() {
 }
 
 @test "-D MS: the -x rows count only after the enable, and stderr has perf's two lines first" {
-	# Timing, not synchronisation, as in counting.bats: 5 calls at once,
-	# 7 calls 1 s later.
-	pg -x, -D 300 -e "$GETPPID" -- "$MARKER" getppid 5 sleep 1000 getppid 7
+	# As in counting.bats: 5 calls at once, within the delay, and 7 once
+	# the agent has said "Events enabled".
+	mkfifos ready go
+	pg_bg -x, -D 300 -e "$GETPPID" -- "$MARKER" getppid 5 notify "$T/ready" wait "$T/go" getppid 7
+	wait_line ready
+	wait_err "Events enabled"
+	release go
+	pg_wait
 	expect_status 0
 	[ "$(head -n 2 "$T/err")" = "Events disabled
 Events enabled" ] || { show_run; fail "expected perf's Events lines"; }
@@ -223,6 +228,20 @@ AGGR="task-clock,$GETPPID,duration_time"
 @test "perf: --per-node -a -j" { same_as_perf --per-node -a -j -e "$AGGR"; }
 @test "perf: --per-node -a -I 100" { SLEEP=400 same_as_perf --per-node -a -I 100 --interval-count 1 -e "$AGGR"; }
 
+# threads_marker_bg: fresh FIFOs $T/c and $T/a for the tool's control
+# channel, open in the test (fds THREADS_CTL_FD, THREADS_ACK_FD), and a
+# marker of our own whose threads mk-thr1 and mk-thr2 wait for $T/go, then
+# make 300 and 500 writes.  Returns once the marker has written its pid,
+# with both threads started.
+threads_marker_bg() {
+	rm -f "$T/c" "$T/a" "$T/go" "$T/marker.pid"
+	mkfifos c a go
+	open_rw THREADS_CTL_FD "$T/c"
+	open_rw THREADS_ACK_FD "$T/a"
+	marker_bg threads 300 500 pid "$T/marker.pid" wait "$T/go" join
+	poll_until "the marker did not start" test -s "$T/marker.pid"
+}
+
 # per_thread_run FILE TOOL...: TOOL (perf stat or perfgate) with --per-thread
 # -p on a marker whose threads mk-thr1 and mk-thr2 make 300 and 500 writes
 # once the tool has answered a ping (its counters are open then); the report
@@ -230,13 +249,8 @@ AGGR="task-clock,$GETPPID,duration_time"
 per_thread_run() {
 	local file=$1 c a go r tool_pid
 	shift
-	rm -f "$T/c" "$T/a" "$T/go" "$T/marker.pid"
-	mkfifos c a go
-	open_rw c "$T/c"
-	open_rw a "$T/a"
-	marker_bg threads 300 500 pid "$T/marker.pid" wait "$T/go" join
-	for _ in $(seq 1 1000); do [ -s "$T/marker.pid" ] && break; sleep 0.01; done
-	[ -s "$T/marker.pid" ] || fail "the marker did not start"
+	threads_marker_bg
+	c=$THREADS_CTL_FD a=$THREADS_ACK_FD
 	timeout --foreground -k 2 "$PG_TIMEOUT" "$@" --per-thread --control "fifo:$T/c,$T/a" \
 		-p "$MARKER_PID" 2>"$file" >/dev/null </dev/null &
 	tool_pid=$!
@@ -289,13 +303,8 @@ per_thread_all_try() {
 	local file=$1 c a r tool_pid tids tid filter=
 	shift
 	WHY=
-	rm -f "$T/c" "$T/a" "$T/go" "$T/marker.pid"
-	mkfifos c a go
-	open_rw c "$T/c"
-	open_rw a "$T/a"
-	marker_bg threads 300 500 pid "$T/marker.pid" wait "$T/go" join
-	for _ in $(seq 1 1000); do [ -s "$T/marker.pid" ] && break; sleep 0.01; done
-	[ -s "$T/marker.pid" ] || fail "the marker did not start"
+	threads_marker_bg
+	c=$THREADS_CTL_FD a=$THREADS_ACK_FD
 	tids=$(ls "/proc/$MARKER_PID/task")
 	for tid in $tids; do filter="$filter${filter:+ || }common_pid == $tid"; done
 	timeout --foreground -k 2 "$PG_TIMEOUT" "$@" --per-thread -a --control "fifo:$T/c,$T/a" \

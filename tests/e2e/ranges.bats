@@ -76,17 +76,6 @@ row_incomplete() {
 	} END { exit last != "incomplete" }' "$2"
 }
 
-# poll_until MESSAGE CMD...: run CMD every 10 ms until it succeeds; fail
-# with MESSAGE if it has not within PG_TIMEOUT seconds (a hang guard only).
-poll_until() {
-	local msg=$1 end=$((SECONDS + PG_TIMEOUT))
-	shift
-	until "$@" >/dev/null; do
-		[ "$SECONDS" -lt "$end" ] || { show_run; fail "after ${PG_TIMEOUT}s: $msg"; }
-		sleep 0.01
-	done
-}
-
 # agent_child: the pid of the agent's child (its workload); fails if none.
 agent_child() {
 	local c

@@ -9,18 +9,13 @@
 # so the counts are exact.  Synchronisation is by acks and FIFOs only.
 #
 # Environment (set by `make check`; defaults for running `bats` by hand):
-#   PERFGATE  the agent binary      MARKER  tests/helpers/marker
-#   SRCDIR    the source root       PERFGATE_SH  clients/shell/perfgate.sh
+# helpers.bash's, and PERFGATE_SH  clients/shell/perfgate.sh.  The
+# scripts see them exported.
 
-: "${SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
-: "${PG_BUILD_DIR:=${PERFGATE_BUILD_DIR:-$SRCDIR/build}}"
-: "${PERFGATE:=$PG_BUILD_DIR/agent/perfgate}"
-: "${MARKER:=$PG_BUILD_DIR/tests/helpers/marker}"
+load helpers
+
 : "${PERFGATE_SH:=$SRCDIR/clients/shell/perfgate.sh}"
-export PERFGATE MARKER SRCDIR PERFGATE_SH
-
-GETPPID=syscalls:sys_enter_getppid
-export GETPPID
+export PERFGATE MARKER SRCDIR PERFGATE_SH GETPPID
 
 setup() {
 	[ -x "$PERFGATE" ] || fail "PERFGATE=$PERFGATE is not an executable"
@@ -43,11 +38,6 @@ teardown() {
 			kill -KILL "$pid" 2>/dev/null || true
 		fi
 	done
-}
-
-fail() {
-	echo "$*" >&2
-	return 1
 }
 
 # script: the test's script from stdin, after a prelude that sources the client.
@@ -73,48 +63,24 @@ runsh() {
 	output=$(cat "$T/out")
 }
 
-# show: the script's outputs, for a failing test's log.
-show() {
-	echo "--- status: $status"
-	echo "--- stdout:"
-	cat "$T/out"
-	echo "--- stderr:"
-	cat "$T/err"
-}
-
-# expect_status N: the script exited with N.
-expect_status() {
-	[ "$status" = "$1" ] || { show; fail "expected exit status $1, got $status"; }
-}
-
 # expect_line TEXT: stdout has the line TEXT.
 expect_line() {
-	grep -qxF -- "$1" "$T/out" || { show; fail "no line '$1' on stdout"; }
-}
-
-# expect_err TEXT: stderr contains TEXT.
-expect_err() {
-	grep -qF -- "$1" "$T/err" || { show; fail "no '$1' on stderr"; }
+	grep -qxF -- "$1" "$T/out" || { show_run; fail "no line '$1' on stdout"; }
 }
 
 # no_leftovers: no private directory, report file or agent remains.
 no_leftovers() {
 	local left pid
 	left=$(ls -A "$TMPDIR")
-	[ -z "$left" ] || { show; fail "left in TMPDIR: $left"; }
+	[ -z "$left" ] || { show_run; fail "left in TMPDIR: $left"; }
 	for f in "$T"/agent*.pid; do
 		[ -f "$f" ] || continue
 		pid=$(cat "$f")
 		if kill -0 "$pid" 2>/dev/null && grep -qa perfgate "/proc/$pid/cmdline" 2>/dev/null; then
-			show
+			show_run
 			fail "the agent (pid $pid) is still running"
 		fi
 	done
-}
-
-# jget JSON PYEXPR: evaluate PYEXPR on the parsed JSON `d` with python3.
-jget() {
-	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
 @test "start, ping, hello, stop: the lifecycle, and stop's status with -p \$\$" {
@@ -137,9 +103,9 @@ EOF
 	expect_status 0
 	expect_line "stopped status=0 PERFGATE_STATUS=0 pid='' dir=''"
 	expect_line "report written"
-	run jget "$(sed -n 1p "$T/out")" 'd["protocol"]'
-	[ "$output" = 1 ] || { show; fail "hello: no protocol 1"; }
-	[ -z "$(cat "$T/err")" ] || { show; fail "unexpected stderr"; }
+	run json_eval "$(sed -n 1p "$T/out")" 'd["protocol"]'
+	[ "$output" = 1 ] || { show_run; fail "hello: no protocol 1"; }
+	[ -z "$(cat "$T/err")" ] || { show_run; fail "unexpected stderr"; }
 	no_leftovers
 }
 
@@ -191,8 +157,8 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "stop=4"
-	expect_err "perfgate: stop: the agent (pid"
-	expect_err "had already exited with status 4"
+	expect_err_has "perfgate: stop: the agent (pid"
+	expect_err_has "had already exited with status 4"
 	no_leftovers
 }
 
@@ -224,11 +190,11 @@ EOF
 	local first second
 	first=$(sed -n 's/^first //p' "$T/out")
 	second=$(sed -n 's/^second //p' "$T/out")
-	run jget "$first" '(d["window"], d["calls"], d["call"]["counts"]["'$GETPPID'"], d["total"]["counts"]["'$GETPPID'"])'
-	[ "$output" = "('rep', 1, 5, 5)" ] || { show; fail "first window end: got $output"; }
-	run jget "$second" '(d["window"], d["calls"], d["call"]["counts"]["'$GETPPID'"], d["total"]["counts"]["'$GETPPID'"])'
-	[ "$output" = "('rep', 2, 2, 7)" ] || { show; fail "second window end: got $output"; }
-	run jget "$first" 'd["call"]["time_ns"] > 0'
+	run json_eval "$first" '(d["window"], d["calls"], d["call"]["counts"]["'$GETPPID'"], d["total"]["counts"]["'$GETPPID'"])'
+	[ "$output" = "('rep', 1, 5, 5)" ] || { show_run; fail "first window end: got $output"; }
+	run json_eval "$second" '(d["window"], d["calls"], d["call"]["counts"]["'$GETPPID'"], d["total"]["counts"]["'$GETPPID'"])'
+	[ "$output" = "('rep', 2, 2, 7)" ] || { show_run; fail "second window end: got $output"; }
+	run json_eval "$first" 'd["call"]["time_ns"] > 0'
 	[ "$output" = True ]
 	# The default view counted only the 4 calls made while enabled.
 	grep -qx "4,,$GETPPID,.*" "$T/report" || { cat "$T/report"; fail "default view is not 4"; }
@@ -253,13 +219,13 @@ EOF
 	local quiet forked
 	quiet=$(sed -n 's/^var //p' "$T/out")
 	forked=$(sed -n 's/^subshell //p' "$T/out")
-	run jget "$quiet" '(d["window"], d["call"]["counts"]["sched:sched_process_fork"])'
-	[ "$output" = "('quiet', 0)" ] || { show; fail "window end into a variable: got $output"; }
+	run json_eval "$quiet" '(d["window"], d["call"]["counts"]["sched:sched_process_fork"])'
+	[ "$output" = "('quiet', 0)" ] || { show_run; fail "window end into a variable: got $output"; }
 	# The $(...) form forks inside its own window: the reason VAR exists.
-	run jget "$forked" '(d["window"], d["call"]["counts"]["sched:sched_process_fork"])'
-	[ "$output" = "('forked', 1)" ] || { show; fail "window end in a subshell: got $output"; }
+	run json_eval "$forked" '(d["window"], d["call"]["counts"]["sched:sched_process_fork"])'
+	[ "$output" = "('forked', 1)" ] || { show_run; fail "window end in a subshell: got $output"; }
 	expect_line "bad=2"
-	expect_err "perfgate: window end: usage: perfgate_window_end NAME [VARIABLE]"
+	expect_err_has "perfgate: window end: usage: perfgate_window_end NAME [VARIABLE]"
 }
 
 @test "err replies: non-zero status, the agent's reason on stderr, the agent keeps going" {
@@ -284,12 +250,12 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "window_end=1"
-	expect_err "perfgate: window end never: window 'never' is not open"
+	expect_err_has "perfgate: window end never: window 'never' is not open"
 	expect_line "cmd=1 out=''"
-	expect_err "perfgate: frobnicate now: unknown command 'frobnicate'"
+	expect_err_has "perfgate: frobnicate now: unknown command 'frobnicate'"
 	expect_line "multiline=2"
-	expect_err "a command must be one line"
-	grep -q '^after: {"window":"w","calls":1,' "$T/out" || { show; fail "replies out of step after errors"; }
+	expect_err_has "a command must be one line"
+	grep -q '^after: {"window":"w","calls":1,' "$T/out" || { show_run; fail "replies out of step after errors"; }
 	no_leftovers
 }
 
@@ -303,9 +269,9 @@ echo "not reached"
 EOF
 	runsh
 	expect_status 1
-	[ -z "$output" ] || { show; fail "the script went on after the err"; }
-	expect_err "window 'never' is not open"
-	[ ! -e "$(cat "$T/dir")" ] || { show; fail "private directory left behind"; }
+	[ -z "$output" ] || { show_run; fail "the script went on after the err"; }
+	expect_err_has "window 'never' is not open"
+	[ ! -e "$(cat "$T/dir")" ] || { show_run; fail "private directory left behind"; }
 	no_leftovers
 }
 
@@ -321,7 +287,7 @@ exit 7
 EOF
 	runsh
 	expect_status 7
-	[ "$(cat "$T/trap.out")" = "earlier trap, status 7" ] || { show; cat "$T/trap.out"; fail "earlier trap not run"; }
+	[ "$(cat "$T/trap.out")" = "earlier trap, status 7" ] || { show_run; cat "$T/trap.out"; fail "earlier trap not run"; }
 	no_leftovers
 }
 
@@ -345,9 +311,9 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "status=1"
-	expect_err "perfgate: window end w:"
-	expect_err "is not running (exit status 137)"
-	! grep -q "within 600s" "$T/err" || { show; fail "the call waited for the timeout"; }
+	expect_err_has "perfgate: window end w:"
+	expect_err_has "is not running (exit status 137)"
+	! grep -q "within 600s" "$T/err" || { show_run; fail "the call waited for the timeout"; }
 	expect_line "stop=137"
 	no_leftovers
 }
@@ -377,18 +343,18 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "status=1"
-	expect_err "perfgate: window begin w: no reply from the agent (pid"
-	expect_err "within 1s"
+	expect_err_has "perfgate: window begin w: no reply from the agent (pid"
+	expect_err_has "within 1s"
 	# The timeout is the point here: the call gave up by the timeout (its
 	# message above), and not before it.  No upper bound: a loaded machine
 	# may notice the deadline late.
 	local ms
 	ms=$(sed -n 's/^ms=//p' "$T/out")
-	[ "$ms" -ge 1000 ] || { show; fail "timed out after ${ms} ms, before PERFGATE_TIMEOUT=1"; }
-	run jget "$(sed -n 's/^v: //p' "$T/out")" '(d["window"], d["call"]["counts"]["'$GETPPID'"])'
-	[ "$output" = "('v', 3)" ] || { show; fail "window v: got $output"; }
-	run jget "$(sed -n 's/^w: //p' "$T/out")" '(d["window"], d["calls"])'
-	[ "$output" = "('w', 1)" ] || { show; fail "window w: got $output"; }
+	[ "$ms" -ge 1000 ] || { show_run; fail "timed out after ${ms} ms, before PERFGATE_TIMEOUT=1"; }
+	run json_eval "$(sed -n 's/^v: //p' "$T/out")" '(d["window"], d["call"]["counts"]["'$GETPPID'"])'
+	[ "$output" = "('v', 3)" ] || { show_run; fail "window v: got $output"; }
+	run json_eval "$(sed -n 's/^w: //p' "$T/out")" '(d["window"], d["calls"])'
+	[ "$output" = "('w', 1)" ] || { show_run; fail "window w: got $output"; }
 	no_leftovers
 }
 
@@ -409,9 +375,9 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "status=1"
-	expect_err "perfgate: ping: no reply: the agent (pid"
-	expect_err "is not running"
-	! grep -q "within 600s" "$T/err" || { show; fail "the call waited for the timeout"; }
+	expect_err_has "perfgate: ping: no reply: the agent (pid"
+	expect_err_has "is not running"
+	! grep -q "within 600s" "$T/err" || { show_run; fail "the call waited for the timeout"; }
 	no_leftovers
 }
 
@@ -455,9 +421,9 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "PERFGATE_REPORT=''"
-	grep -qx "9,,$GETPPID@w,.*" "$T/report" || { show; cat "$T/report"; fail "no window line in -o report"; }
+	grep -qx "9,,$GETPPID@w,.*" "$T/report" || { show_run; cat "$T/report"; fail "no window line in -o report"; }
 	run python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print([(w["name"], w["calls"]) for w in d["windows"]])' "$T/run.json"
-	[ "$output" = "[('w', 1)]" ] || { show; fail "json-file windows: $output"; }
+	[ "$output" = "[('w', 1)]" ] || { show_run; fail "json-file windows: $output"; }
 	no_leftovers
 }
 
@@ -473,10 +439,10 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "start=1 pid='' dir=''"
-	expect_err "nosuchsubsys"
-	expect_err "perfgate: start: the agent did not start"
+	expect_err_has "nosuchsubsys"
+	expect_err_has "perfgate: start: the agent did not start"
 	expect_line "ping=1"
-	expect_err "perfgate: ping: no agent: call perfgate_start first"
+	expect_err_has "perfgate: ping: no agent: call perfgate_start first"
 	no_leftovers
 }
 
@@ -496,9 +462,9 @@ EOF
 	runsh
 	expect_status 0
 	expect_line "badtimeout=1"
-	expect_err "PERFGATE_TIMEOUT='soon' is not a number of seconds"
+	expect_err_has "PERFGATE_TIMEOUT='soon' is not a number of seconds"
 	expect_line "second=1"
-	expect_err "an agent is already running"
+	expect_err_has "an agent is already running"
 	no_leftovers
 }
 
@@ -566,17 +532,17 @@ EOF
 			>"$T/out" 2>"$T/err" 3>&- </dev/null || status=$?
 		expect_status 0
 		head -n 1 "$T/out" | grep -qx $'rep\ttime_ns\ttask-clock\tsyscalls:sys_enter_write' ||
-			{ show; fail "$parser: bad header"; }
+			{ show_run; fail "$parser: bad header"; }
 		# 200 printf's plus the client's own `window end rep` line: 201 writes.
 		run awk -F'\t' 'NR > 1 && NR <= 4 && $1 == NR - 1 && $2 > 0 && $3 > 0 && $4 == 201 { n++ } END { print n + 0 }' "$T/out"
-		[ "$output" = 3 ] || { show; fail "$parser: expected 3 repetitions with 201 writes"; }
+		[ "$output" = 3 ] || { show_run; fail "$parser: expected 3 repetitions with 201 writes"; }
 		run python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 w = [w for w in d["windows"] if w["name"] == "rep"]
 v = [v["count"] for v in d["views"] if v.get("window") == "rep" and v["event"] == "syscalls:sys_enter_write"]
 print(len(w), w[0]["calls"], v, d["run"]["exit_status"])' "$T/bench.json"
-		[ "$output" = "1 3 [603] 0" ] || { show; fail "$parser: json-file: $output"; }
+		[ "$output" = "1 3 [603] 0" ] || { show_run; fail "$parser: json-file: $output"; }
 	done
 	[ -z "$(ls -A "$TMPDIR")" ] || fail "ci-bench.sh left files in TMPDIR"
 }
@@ -587,7 +553,7 @@ print(len(w), w[0]["calls"], v, d["run"]["exit_status"])' "$T/bench.json"
 		>"$T/out" 2>"$T/err" 3>&- </dev/null || status=$?
 	expect_status 0
 	run awk -F'\t' 'NR > 1 && NR <= 3 && $4 == 8 { n++ } END { print n + 0 }' "$T/out"
-	[ "$output" = 2 ] || { show; fail "expected 2 repetitions with 7 + 1 writes"; }
+	[ "$output" = 2 ] || { show_run; fail "expected 2 repetitions with 7 + 1 writes"; }
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/bench.json"
 }
 

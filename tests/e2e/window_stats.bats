@@ -8,10 +8,7 @@ load helpers
 
 setup() {
 	common_setup
-	chan ch
-	CTL=$T/ch.ctl
-	ACK=$T/ch.ack
-	W=(ctl "$CTL" "$ACK")
+	control_setup
 }
 
 # calls N: marker steps for N calls of window W, call i making i getppid()s.

@@ -8,15 +8,7 @@ load helpers
 
 setup() {
 	common_setup
-	chan ch
-	CTL=$T/ch.ctl
-	ACK=$T/ch.ack
-	W=(ctl "$CTL" "$ACK")
-}
-
-# reply_field JSON PYEXPR: evaluate PYEXPR on the parsed reply payload `r`.
-reply_field() {
-	python3 -c 'import json,sys; r = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
+	control_setup
 }
 
 @test "window end replies with the call's exact counts and the totals" {
@@ -28,9 +20,9 @@ reply_field() {
 	[ "${lines[0]}" = ack ] || fail "begin: ${lines[0]}"
 	[[ ${lines[1]} == "ack {"* ]] || fail "end: ${lines[1]}"
 	json=${lines[1]#ack }
-	[ "$(reply_field "$json" 'r["window"], r["calls"], r["call"]["counts"]["'$GETPPID'"], r["total"]["counts"]["'$GETPPID'"]')" = "('A', 1, 5, 5)" ]
+	[ "$(json_eval "$json" 'd["window"], d["calls"], d["call"]["counts"]["'$GETPPID'"], d["total"]["counts"]["'$GETPPID'"]')" = "('A', 1, 5, 5)" ]
 	json=${lines[3]#ack }
-	[ "$(reply_field "$json" 'r["calls"], r["call"]["counts"]["'$GETPPID'"], r["total"]["counts"]["'$GETPPID'"]')" = "(2, 2, 7)" ]
+	[ "$(json_eval "$json" 'd["calls"], d["call"]["counts"]["'$GETPPID'"], d["total"]["counts"]["'$GETPPID'"]')" = "(2, 2, 7)" ]
 	expect_value "$GETPPID@A" 7
 	# The default window was never opened.
 	expect_value "$GETPPID" "<not counted>"
@@ -78,11 +70,11 @@ reply_field() {
 		"$MARKER" "${W[@]}" "window begin w1" pid "$T/m.pid" wait "$T/go" \
 		"${W[@]}" "window begin w2" "${W[@]}" "window begin w3" "${W[@]}" "window begin w4" \
 		"${W[@]}" "window begin w5" pid "$T/m2.pid" wait "$T/go"
-	for i in $(seq 1 500); do [ -f "$T/m.pid" ] && break; sleep 0.01; done
+	poll_until "the marker wrote no m.pid" test -f "$T/m.pid"
 	pid=$(agent_pid)
 	one=$(perf_fds "$pid")
 	release go
-	for i in $(seq 1 500); do [ -f "$T/m2.pid" ] && break; sleep 0.01; done
+	poll_until "the marker wrote no m2.pid" test -f "$T/m2.pid"
 	five=$(perf_fds "$pid")
 	release go
 	pg_wait
@@ -167,7 +159,7 @@ PY
 	expect_status 0
 	json=$(sed -n 's/^ack {/{/p' "$T/out")
 	[ "${#json}" -gt 4352 ] || fail "reply only ${#json} bytes: not a long one"
-	[ "$(reply_field "$json" 'r["call"]["counts"]["'$GETPPID'"], len(r["call"]["counts"])')" = "(3, 81)" ]
+	[ "$(json_eval "$json" 'd["call"]["counts"]["'$GETPPID'"], len(d["call"]["counts"])')" = "(3, 81)" ]
 }
 
 @test "window end replies include the range views: the call's share and the totals" {
@@ -178,10 +170,10 @@ PY
 	expect_status 0
 	json=$(sed -n 's/^ack {/{/p' "$T/out")
 	key="$WRITE@$R_GATE"
-	[ "$(reply_field "$json" 'r["call"]["ranges"]["'"$key"'"], r["ranges"]["'"$key"'"]')" = "(3, 5)" ] ||
+	[ "$(json_eval "$json" 'd["call"]["ranges"]["'"$key"'"], d["ranges"]["'"$key"'"]')" = "(3, 5)" ] ||
 		{ show_run; fail "reply: $json"; }
 	# The plain write is read from the ranges' sums, as of the end: 11, as
 	# without ranges (3 + 5, and the marker's own writes to the FIFO).
-	[ "$(reply_field "$json" 'r["call"]["counts"]["'"$WRITE"'"]')" = 11 ] ||
+	[ "$(json_eval "$json" 'd["call"]["counts"]["'"$WRITE"'"]')" = 11 ] ||
 		{ show_run; fail "reply: $json"; }
 }
