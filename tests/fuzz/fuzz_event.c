@@ -21,19 +21,12 @@
  *        grammar/filter_parse.c grammar/scan.c grammar/text_out.c
  */
 #include "grammar/event_parse.h"
+#include "tests/fuzz/check.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: invariant failed: %s\n",	\
-			__FILE__, __LINE__, #cond);			\
-		abort();						\
-	}								\
-} while (0)
 
 static const uint8_t *in;
 static size_t in_len;
@@ -41,8 +34,7 @@ static size_t in_len;
 /* Is text the very bytes of the input at span? */
 static bool at_input(const char *text, struct event_span span)
 {
-	return span.offset <= in_len && span.len <= in_len - span.offset &&
-	       strlen(text) == span.len && memcmp(text, in + span.offset, span.len) == 0;
+	return text_at(in, in_len, text, span.offset, span.len);
 }
 
 static bool inside(struct event_span inner, struct event_span outer)

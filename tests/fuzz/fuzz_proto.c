@@ -20,19 +20,12 @@
  */
 #include "proto/ctl_proto.h"
 #include "proto/utf8.h"
+#include "tests/fuzz/check.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: invariant failed: %s\n",	\
-			__FILE__, __LINE__, #cond);			\
-		abort();						\
-	}								\
-} while (0)
 
 /* What one framing pass saw, reduced to a digest to compare passes. */
 struct pass {

@@ -27,6 +27,7 @@
  */
 #include "grammar/cpu_list.h"
 #include "grammar/range_parse.h"
+#include "tests/fuzz/check.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -35,22 +36,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: invariant failed: %s\n",	\
-			__FILE__, __LINE__, #cond);			\
-		abort();						\
-	}								\
-} while (0)
-
 static const uint8_t *in;
 static size_t in_len;
 
 /* Is text the very bytes of the input at [offset, offset + len)? */
 static bool at_input(const char *text, size_t offset, size_t len)
 {
-	return offset <= in_len && len <= in_len - offset && strlen(text) == len &&
-	       memcmp(text, in + offset, len) == 0;
+	return text_at(in, in_len, text, offset, len);
+}
+
+/* A NOT node has one operand; an AND or an OR two or more. */
+static void check_operands(bool is_not, size_t nchildren)
+{
+	CHECK(is_not ? nchildren == 1 : nchildren >= 2);
 }
 
 /* ---- snprintf's contract, for every formatter ------------------------------ */
@@ -126,11 +124,9 @@ static void check_filter_tree(const struct filter_node *n, size_t lo, size_t hi)
 			      in[p->value_span.offset] == (uint8_t)p->quote);
 		break;
 	case FILTER_NOT:
-		CHECK(n->nchildren == 1);
-		break;
 	case FILTER_AND:
 	case FILTER_OR:
-		CHECK(n->nchildren >= 2);
+		check_operands(n->kind == FILTER_NOT, n->nchildren);
 		break;
 	}
 	for (size_t i = 0; i < n->nchildren; i++) {
@@ -205,11 +201,10 @@ static size_t check_gate(const struct range_spec *spec, const struct range_gate 
 			      g->stopper->range_index == g->index);
 		return 1;
 	case RANGE_GATE_NOT:
-		CHECK(g->nchildren == 1 && in[g->offset] == '!');
-		break;
 	case RANGE_GATE_AND:
 	case RANGE_GATE_OR:
-		CHECK(g->nchildren >= 2);
+		CHECK(g->kind != RANGE_GATE_NOT || in[g->offset] == '!');
+		check_operands(g->kind == RANGE_GATE_NOT, g->nchildren);
 		break;
 	}
 	for (size_t i = 0; i < g->nchildren; i++) {
