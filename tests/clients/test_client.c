@@ -686,24 +686,38 @@ static bool reply_is(const char *json, const char *name, long long calls)
 	return !strncmp(json, head, strlen(head)) && json_num(json, NULL, "calls") == calls;
 }
 
+/*
+ * Call number `calls` of window w, making n getppid()s: begin and end are
+ * acked, and the end reply (left in json) names w and the call number, and
+ * counts exactly n for the call and `total` for the window so far.
+ */
+static void window_call(struct perfgate *pg, char *json, size_t cap, int n, long long calls,
+			long long total)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "call %lld: window begin w", calls);
+	check_int(perfgate_window_begin(pg, "w"), 0, what);
+	getppid_n(n);
+	snprintf(what, sizeof(what), "call %lld: window end w", calls);
+	check_int(perfgate_window_end(pg, "w", json, cap), 0, what);
+	snprintf(what, sizeof(what), "call %lld: the end reply names w and says calls %lld",
+		 calls, calls);
+	check(reply_is(json, "w", calls), what, "%s", json);
+	snprintf(what, sizeof(what), "call %lld: the call counts exactly %d getppid", calls, n);
+	check_int(json_num(json, "\"call\":", EV), n, what);
+	snprintf(what, sizeof(what), "call %lld: the total is %lld", calls, total);
+	check_int(json_num(json, "\"total\":", EV), total, what);
+}
+
 static void child_exact(struct perfgate *pg)
 {
 	char json[PERFGATE_REPLY_MAX];
 
 	getppid_n(3);
-	check_int(perfgate_window_begin(pg, "w"), 0, "window begin w");
-	getppid_n(5);
-	check_int(perfgate_window_end(pg, "w", json, sizeof(json)), 0, "window end w");
-	check(reply_is(json, "w", 1), "the end reply names w, calls 1", "%s", json);
-	check_int(json_num(json, "\"call\":", EV), 5, "the call counts exactly 5 getppid");
-	check_int(json_num(json, "\"total\":", EV), 5, "the total is 5");
+	window_call(pg, json, sizeof(json), 5, 1, 5);
 	getppid_n(7);
-	check_int(perfgate_window_begin(pg, "w"), 0, "window begin w again");
-	getppid_n(2);
-	check_int(perfgate_window_end(pg, "w", json, sizeof(json)), 0, "window end w again");
-	check(reply_is(json, "w", 2), "the second reply says calls 2", "%s", json);
-	check_int(json_num(json, "\"call\":", EV), 2, "the second call counts 2");
-	check_int(json_num(json, "\"total\":", EV), 7, "the total is now 7");
+	window_call(pg, json, sizeof(json), 2, 2, 7);
 	{
 		uint64_t call = 0, total = 0, call_ns = 0, total_ns = 0;
 		unsigned long calls = 0;

@@ -483,6 +483,20 @@ static const char *resolve_show(const char *text)
 	return got;
 }
 
+/*
+ * Parse text and resolve it against the fake PMUs and tp_root (NULL: no
+ * tracefs): event_resolve_list's result, or -1 when text does not parse
+ * (*l NULL).  The caller frees *l and out.
+ */
+static int parse_resolve(const char *text, const char *tp_root, struct event_list **l,
+			 struct event_resolved_list *out, struct pg_error *err)
+{
+	struct event_resolve_roots roots = { pmus, tp_root };
+
+	*l = event_list_parse(text, strlen(text), NULL);
+	return *l ? event_resolve_list(&roots, *l, out, err) : -1;
+}
+
 #define ok_attr(text, want) ok_show(resolve_show, "attr as perf's", (text), (want))
 #define err_resolve(text, offset, reason)						\
 	err_show(resolve_show, "resolve error", (text), (offset), (reason))
@@ -685,11 +699,11 @@ static void test_resolve_fake_pmu(void)
 
 	/* leaders and groups in the result */
 	{
-		struct event_resolve_roots roots = { pmus, tracepoints };
-		const char *t = "task-clock,{cycles,syscalls:sys_enter_read*}:u";
-		struct event_list *l = event_list_parse(t, strlen(t), NULL);
+		struct event_list *l;
 		struct event_resolved_list out = { 0 };
-		int rc = l ? event_resolve_list(&roots, l, &out, NULL) : -1;
+		struct pg_error err = { 0 };
+		int rc = parse_resolve("task-clock,{cycles,syscalls:sys_enter_read*}:u", tracepoints,
+				       &l, &out, &err);
 
 		/* task-clock, cycles, and sys_enter_read{,ahead,link,linkat,v} */
 		ok(rc == 0 && out.n == 7, "a glob in a group: its matches join the group");
@@ -703,10 +717,10 @@ static void test_resolve_fake_pmu(void)
 		event_list_free(l);
 	}
 	{
-		struct event_list *l = event_list_parse("duration_time:u,cycles:SPWb", 27, NULL);
-		struct event_resolve_roots roots = { pmus, NULL };
+		struct event_list *l;
 		struct event_resolved_list out = { 0 };
-		int rc = l ? event_resolve_list(&roots, l, &out, NULL) : -1;
+		struct pg_error err = { 0 };
+		int rc = parse_resolve("duration_time:u,cycles:SPWb", NULL, &l, &out, &err);
 
 		ok(rc == 0 && out.events[0].kind == EVENT_TOOL &&
 		   out.events[0].tool == EVENT_TOOL_DURATION_TIME,
@@ -718,12 +732,12 @@ static void test_resolve_fake_pmu(void)
 		event_list_free(l);
 	}
 	{
-		struct event_list *l = event_list_parse("sched:sched_switch", 18, NULL);
-		struct event_resolve_roots roots = { pmus, NULL };
+		struct event_list *l;
 		struct event_resolved_list out = { 0 };
 		struct pg_error err = { 0 };
+		int rc = parse_resolve("sched:sched_switch", NULL, &l, &out, &err);
 
-		ok(l && event_resolve_list(&roots, l, &out, &err) == -1 && err.offset == 0 &&
+		ok(l && rc == -1 && err.offset == 0 &&
 		   !strcmp(err.message, "no tracefs: cannot find tracepoint 'sched:sched_switch'"),
 		   "no tracefs root: a clear error");
 		pg_error_clear(&err);

@@ -39,13 +39,28 @@ static void on_line(void *ctx, const char *line, size_t len, bool too_long)
 	r->count++;
 }
 
+/* A fresh framer, and an empty record of its lines. */
+static void fresh_framer(struct ctl_framer *fr)
+{
+	memset(&rec, 0, sizeof(rec));
+	ctl_framer_init(fr);
+}
+
+/* Feed fr one unterminated run of bytes longer than a line may be. */
+static void feed_too_long(struct ctl_framer *fr)
+{
+	static char big[CTL_LINE_MAX + 10];
+
+	memset(big, 'x', sizeof(big));
+	ctl_framer_feed(fr, big, sizeof(big), on_line, &rec);
+}
+
 /* Feed data in pieces of `step` bytes to a fresh framer. */
 static void frame(const char *data, size_t n, size_t step)
 {
 	struct ctl_framer fr;
 
-	memset(&rec, 0, sizeof(rec));
-	ctl_framer_init(&fr);
+	fresh_framer(&fr);
 	for (size_t i = 0; i < n; i += step)
 		ctl_framer_feed(&fr, data + i, n - i < step ? n - i : step, on_line, &rec);
 }
@@ -106,8 +121,7 @@ static void test_framing_split_state(void)
 {
 	struct ctl_framer fr;
 
-	memset(&rec, 0, sizeof(rec));
-	ctl_framer_init(&fr);
+	fresh_framer(&fr);
 	ctl_framer_feed(&fr, "pi", 2, on_line, &rec);
 	ctl_framer_feed(&fr, "", 0, on_line, &rec);
 	ctl_framer_feed(&fr, "ng\nsto", 6, on_line, &rec);
@@ -124,13 +138,11 @@ static void test_framing_split_state(void)
 /* End of input: a partial line is handed back once and never glued on. */
 static void test_framing_discard(void)
 {
-	static char big[CTL_LINE_MAX + 10];
 	struct ctl_framer fr;
 	const char *partial;
 	size_t n;
 
-	memset(&rec, 0, sizeof(rec));
-	ctl_framer_init(&fr);
+	fresh_framer(&fr);
 	ctl_framer_feed(&fr, "window begin doomed", 19, on_line, &rec);
 	n = ctl_framer_discard(&fr, &partial);
 	is_int((long long)n, 19, "discard: the partial line's length");
@@ -150,8 +162,7 @@ static void test_framing_discard(void)
 	/* The tail of a too-long line was answered already: not handed back,
 	 * and its end is not waited for by the next writer's first line. */
 	memset(&rec, 0, sizeof(rec));
-	memset(big, 'x', sizeof(big));
-	ctl_framer_feed(&fr, big, sizeof(big), on_line, &rec);
+	feed_too_long(&fr);
 	is_int(rec.count, 1, "too long before end of input: reported once");
 	is_int((long long)ctl_framer_discard(&fr, &partial), 0,
 	       "discard in a too-long line: nothing handed back");
@@ -167,13 +178,11 @@ static void test_framing_discard(void)
  */
 static void test_framing_settle(void)
 {
-	static char big[CTL_LINE_MAX + 10];
 	struct ctl_framer fr;
 	const char *partial;
 	size_t n;
 
-	memset(&rec, 0, sizeof(rec));
-	ctl_framer_init(&fr);
+	fresh_framer(&fr);
 	ok(!ctl_framer_settle(&fr, on_line, &rec), "settle with nothing held: nothing");
 	ctl_framer_feed(&fr, "enable", 6, on_line, &rec);
 	n = ctl_framer_partial(&fr, &partial);
@@ -207,8 +216,7 @@ static void test_framing_settle(void)
 	   strcmp(rec.got[4].line, "stop") == 0, "settle: the tail after a terminated line");
 
 	/* The tail of a too-long line was answered: nothing to settle. */
-	memset(big, 'x', sizeof(big));
-	ctl_framer_feed(&fr, big, sizeof(big), on_line, &rec);
+	feed_too_long(&fr);
 	is_int(rec.count, 6, "too long: reported once");
 	ok(!ctl_framer_settle(&fr, on_line, &rec) && rec.count == 6, "settle in a too-long line: nothing");
 	is_int((long long)ctl_framer_partial(&fr, &partial), 0, "partial in a too-long line: none");
