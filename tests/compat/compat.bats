@@ -20,8 +20,7 @@ load ../e2e/helpers
 
 setup() {
 	common_setup
-	command -v perf >/dev/null || fail "needs perf (linux-perf, which ./bootstrap installs)"
-	ensure_tracefs
+	perf_setup
 	COMPAT=$SRCDIR/tests/compat
 	COMPAT_BIN=${BUILDDIR:-$PG_BUILD_DIR}/tests/compat
 	K=4321
@@ -70,6 +69,27 @@ expect_leftover() {
 	fail "left on the ack channel: '$rest' (hex); want one of: $*"
 }
 
+# hold_ack_fifo CTL ACK: make FIFOs $T/CTL and $T/ACK, and hold ACK open
+# (in $held) to see what is left on it at the end.
+hold_ack_fifo() {
+	mkfifo "$T/$1" "$T/$2"
+	exec {held}<>"$T/$2"
+}
+
+# client_run OPTIONS... -- CLIENT...: the tool with OPTIONS (the style's
+# own spelling of the window and control options), a -x, report in
+# $T/stat counting getppid, running CLIENT as its workload; expect_run.
+client_run() {
+	local opts=()
+	while [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	guarded "${TOOL[@]}" "${opts[@]}" -x, -o "$T/stat" -e "$GETPPID" -- "$@"
+	expect_run
+}
+
 bare_rdwr() {
 	use_tool "$1"
 	guarded python3 "$COMPAT/bare_rdwr.py" launch "$T" "$K" -- "${TOOL[@]}"
@@ -78,12 +98,9 @@ bare_rdwr() {
 
 nul_rdwr() {
 	use_tool "$1"
-	mkfifo "$T/ctl" "$T/ack"
-	exec {held}<>"$T/ack"
-	COMPAT_CTL_FIFO=$T/ctl COMPAT_ACK_FIFO=$T/ack guarded "${TOOL[@]}" --delay=-1 \
-		--control="fifo:$T/ctl,$T/ack" -x, -o "$T/stat" -e "$GETPPID" \
-		-- "$COMPAT_BIN/nul_rdwr" "$2" "$K"
-	expect_run
+	hold_ack_fifo ctl ack
+	COMPAT_CTL_FIFO=$T/ctl COMPAT_ACK_FIFO=$T/ack client_run --delay=-1 \
+		--control="fifo:$T/ctl,$T/ack" -- "$COMPAT_BIN/nul_rdwr" "$2" "$K"
 	expect_leftover ''
 }
 
@@ -95,12 +112,9 @@ nonblock_poll() {
 
 select_chunks() {
 	use_tool "$1"
-	mkfifo "$T/perfctl" "$T/perfack"
-	exec {held}<>"$T/perfack"
-	PERF_STAT_CTL_FIFO=$T/perfctl PERF_STAT_ACK_FIFO=$T/perfack guarded "${TOOL[@]}" \
-		-D -1 --control "fifo:$T/perfctl,$T/perfack" -x, -o "$T/stat" -e "$GETPPID" \
-		-- python3 "$COMPAT/select_chunks.py" "$K"
-	expect_run
+	hold_ack_fifo perfctl perfack
+	PERF_STAT_CTL_FIFO=$T/perfctl PERF_STAT_ACK_FIFO=$T/perfack client_run \
+		-D -1 --control "fifo:$T/perfctl,$T/perfack" -- python3 "$COMPAT/select_chunks.py" "$K"
 	# Whether the last ack's NUL was read depends on how the replies fell
 	# into the four-byte reads; nothing else may be there.
 	expect_leftover '' 00
@@ -112,10 +126,8 @@ fd_env() {
 	mkfifo "$T/ctl.fifo" "$T/ack.fifo"
 	exec {ctl}<>"$T/ctl.fifo" {ack}<>"$T/ack.fifo"
 	held=$ack
-	PERF_CTL_FD=$ctl PERF_CTL_ACK_FD=$ack guarded "${TOOL[@]}" --delay=-1 \
-		--control "fd:$ctl,$ack" -x, -o "$T/stat" -e "$GETPPID" \
-		-- "$COMPAT_BIN/fd_env" "$K"
-	expect_run
+	PERF_CTL_FD=$ctl PERF_CTL_ACK_FD=$ack client_run --delay=-1 \
+		--control "fd:$ctl,$ack" -- "$COMPAT_BIN/fd_env" "$K"
 	expect_leftover ''
 }
 

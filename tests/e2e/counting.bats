@@ -11,20 +11,24 @@ setup() {
 	control_setup
 }
 
-@test "enable/disable: only the calls inside the window count" {
-	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
-		"$MARKER" getppid 3 "${W[@]}" enable getppid 5 "${W[@]}" disable getppid 7
+# only_inside_counts OPEN CLOSE: with the window closed at the start
+# (-D -1), the marker makes 3 getppid() calls, opens the window with the
+# command OPEN, makes 5, closes it with CLOSE and makes 7: both commands
+# are acked and exactly the 5 inside count.
+only_inside_counts() {
+	pg -x, -D -1 --control "$CTL_OPT" -e "$GETPPID" -- \
+		"$MARKER" getppid 3 "${W[@]}" "$1" getppid 5 "${W[@]}" "$2" getppid 7
 	expect_status 0
 	expect_out $'ack\nack'
 	expect_value "$GETPPID" 5
 }
 
+@test "enable/disable: only the calls inside the window count" {
+	only_inside_counts enable disable
+}
+
 @test "e/d (the seed's spelling): only the calls inside the window count" {
-	pg -x, -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" -- \
-		"$MARKER" getppid 3 "${W[@]}" e getppid 5 "${W[@]}" d getppid 7
-	expect_status 0
-	expect_out $'ack\nack'
-	expect_value "$GETPPID" 5
+	only_inside_counts e d
 }
 
 @test "--ctl-fd/--ctl-fd-ack (the seed's options): the workload's window over inherited fds" {
@@ -283,14 +287,7 @@ at_least() {
 }
 
 @test "-D MS starts counting MS milliseconds after the workload starts" {
-	# 5 calls at once, the workload's first steps, well within the delay;
-	# 7 once the agent has said "Events enabled" (the delay is over).
-	mkfifos ready go
-	pg_bg -x, -D 300 -e "$GETPPID" -- "$MARKER" getppid 5 notify "$T/ready" wait "$T/go" getppid 7
-	wait_line ready
-	wait_err "Events enabled"
-	release go
-	pg_wait
+	pg_across_delay -x,
 	expect_status 0
 	expect_value "$GETPPID" 7
 }

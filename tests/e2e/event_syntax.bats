@@ -8,8 +8,7 @@ load helpers
 
 setup() {
 	common_setup
-	command -v perf >/dev/null || fail "needs perf (linux-perf, which ./bootstrap installs)"
-	ensure_tracefs
+	perf_setup
 	export LC_NUMERIC=en_US.UTF-8
 }
 

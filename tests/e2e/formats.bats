@@ -10,8 +10,7 @@ EVENTS="task-clock,context-switches,page-faults,cycles,$GETPPID"
 
 setup() {
 	common_setup
-	needs perf linux-perf
-	ensure_tracefs
+	perf_setup
 	control_setup
 }
 

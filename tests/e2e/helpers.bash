@@ -104,6 +104,13 @@ needs() {
 		fail "needs $1: install the $2 package (./bootstrap installs it)"
 }
 
+# perf_setup: what a test that runs perf stat itself needs: perf, and
+# tracefs mounted.
+perf_setup() {
+	needs perf linux-perf
+	ensure_tracefs
+}
+
 # ensure_tracefs: mount tracefs if it is not (for tests that use it
 # themselves, e.g. to run `perf stat` on tracepoints; the agent mounts it
 # on its own).
@@ -143,6 +150,20 @@ pg_wait() {
 	if [ "$status" = 124 ] || [ "$status" = 137 ]; then
 		echo "# the agent did not exit within ${PG_TIMEOUT}s (status $status)"
 	fi
+}
+
+# pg_across_delay OPTIONS...: the agent with -D 300 and OPTIONS on a
+# workload that makes 5 getppid() calls at once (its first steps, well
+# within the delay), then 7 more once the agent has said "Events enabled"
+# (the delay is over); the outputs and status as pg_wait leaves them.
+pg_across_delay() {
+	mkfifos ready go
+	pg_bg "$@" -D 300 -e "$GETPPID" -- \
+		"$MARKER" getppid 5 notify "$T/ready" wait "$T/go" getppid 7
+	wait_line ready
+	wait_err "Events enabled"
+	release go
+	pg_wait
 }
 
 # marker_bg STEPS...: start a marker of our own in the background

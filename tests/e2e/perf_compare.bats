@@ -14,8 +14,7 @@ load helpers
 
 setup() {
 	common_setup
-	command -v perf >/dev/null || fail "needs perf (linux-perf, which ./bootstrap installs)"
-	ensure_tracefs
+	perf_setup
 	# Thousands separators must show where perf shows them.
 	export LC_NUMERIC=en_US.UTF-8
 	# The marker's sleep after its calls.  The -I sets give a longer one
@@ -173,14 +172,7 @@ same_file_as_perf() {
 }
 
 @test "-D MS: the -x rows count only after the enable, and stderr has perf's two lines first" {
-	# As in counting.bats: 5 calls at once, within the delay, and 7 once
-	# the agent has said "Events enabled".
-	mkfifos ready go
-	pg_bg -x, -D 300 -e "$GETPPID" -- "$MARKER" getppid 5 notify "$T/ready" wait "$T/go" getppid 7
-	wait_line ready
-	wait_err "Events enabled"
-	release go
-	pg_wait
+	pg_across_delay -x,
 	expect_status 0
 	[ "$(head -n 2 "$T/err")" = "Events disabled
 Events enabled" ] || { show_run; fail "expected perf's Events lines"; }

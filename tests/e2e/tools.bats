@@ -14,10 +14,7 @@ PY=/usr/bin/python3
 
 setup() {
 	common_setup
-	mkfifos ctl ack
-	CTL=$T/ctl
-	ACK=$T/ack
-	W=(ctl "$CTL" "$ACK")
+	control_setup
 }
 
 # steps N MULT SHIFT [SLEEP]: marker steps for N calls of window W making

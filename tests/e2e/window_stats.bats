@@ -11,13 +11,17 @@ setup() {
 	control_setup
 }
 
-# calls N: marker steps for N calls of window W, call i making i getppid()s.
-calls() {
-	local i
-	STEPS=()
+# run_calls N OPTIONS...: the agent (window closed at the start, OPTIONS,
+# the document in $T/run.json) on N calls of window W, call i making i
+# getppid()s; the run must succeed.
+run_calls() {
+	local i steps=()
 	for i in $(seq 1 "$1"); do
-		STEPS+=("${W[@]}" "window begin W" getppid "$i" "${W[@]}" "window end W")
+		steps+=("${W[@]}" "window begin W" getppid "$i" "${W[@]}" "window end W")
 	done
+	shift
+	pg -D -1 --control "$CTL_OPT" "$@" --json-file "$T/run.json" -- "$MARKER" "${steps[@]}"
+	expect_status 0
 }
 
 # check_doc PYTHON: run PYTHON with the document as `doc` and the window
@@ -33,10 +37,7 @@ PY
 }
 
 @test "per-call statistics of 100 calls making 1..100 syscalls: exact, in the table and the document" {
-	calls 100
-	pg -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID,task-clock" --json-file "$T/run.json" -- \
-		"$MARKER" "${STEPS[@]}"
-	expect_status 0
+	run_calls 100 -e "$GETPPID,task-clock"
 	check_doc '
 values = list(range(1, 101))
 st = w["stats"]["counts"][ev]
@@ -65,10 +66,7 @@ assert sum(pc["counts"]["task-clock"]) == round(tc["mean"] * 100), tc
 }
 
 @test "--call-values caps the kept calls: a uniform sample, said so; exact statistics still" {
-	calls 60
-	pg -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" --call-values 7 --json-file "$T/run.json" -- \
-		"$MARKER" "${STEPS[@]}"
-	expect_status 0
+	run_calls 60 -e "$GETPPID" --call-values 7
 	check_doc '
 pc = w["per_call"]
 assert pc["kept"] == 7 and pc["sampled"] is True, (pc["kept"], pc["sampled"])
@@ -83,10 +81,7 @@ assert (st["count"], st["min"], st["max"], st["mean"]) == (60, 1, 60, 30.5), st
 }
 
 @test "--call-values 0 keeps no values: no quantiles, the rest exact" {
-	calls 3
-	pg -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" --call-values 0 --json-file "$T/run.json" -- \
-		"$MARKER" "${STEPS[@]}"
-	expect_status 0
+	run_calls 3 -e "$GETPPID" --call-values 0
 	check_doc '
 st = w["stats"]["counts"][ev]
 assert (st["count"], st["mean"], st["median"], st["p99"]) == (3, 2.0, None, None), st
@@ -102,10 +97,7 @@ assert w["per_call"]["kept"] == 0 and w["per_call"]["counts"][ev] == [], w["per_
 }
 
 @test "the -I series is in the document: a window's intervals add up to its total" {
-	calls 40
-	pg -I 10 -D -1 --control "fifo:$CTL,$ACK" -e "$GETPPID" --json-file "$T/run.json" -- \
-		"$MARKER" "${STEPS[@]}"
-	expect_status 0
+	run_calls 40 -I 10 -e "$GETPPID"
 	check_doc '
 series = doc["intervals"]
 assert series and doc["intervals_dropped"] == 0, len(series)
