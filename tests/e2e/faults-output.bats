@@ -130,20 +130,13 @@ fill_backlog() {
 	expect_err_is "perfgate: cannot write the report to 'fd 3': Broken pipe"
 }
 
-# check_json FILE PYTHON: load FILE as JSON into d and run PYTHON's asserts.
-check_json() {
-	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-exec(sys.argv[2])' "$1" "$2"
-}
-
 @test "text that is not UTF-8 (a workload argument, filters) gives valid JSON with every view" {
 	local ff=$'\xff'
 	local label="$WRITE(comm == \"$ff\").."
 	pg -x, --json-file "$T/run.json" -e "$WRITE" --filter "comm == \"$ff\"" \
 		-e "task-clock@$label" -- "$MARKER" say $'\xff\xfe'
 	expect_status 0
-	run check_json "$T/run.json" '
+	run json_file_asserts "$T/run.json" '
 r = "\ufffd"
 assert d["run"]["command"][1:] == ["say", r + r], d["run"]["command"]
 assert d["events"][0]["filter"] == "comm == \"%s\"" % r, d["events"]
@@ -161,7 +154,7 @@ assert d["ranges"][0]["label"] == label, d["ranges"]'
 		"$MARKER" ctl "$CTL" "$ACK" "window begin w" write 3 ctl "$CTL" "$ACK" "window end w"
 	expect_status 0
 	tail -n 1 "$T/out" | sed 's/^ack //' >"$T/reply.json"
-	run check_json "$T/reply.json" '
+	run json_file_asserts "$T/reply.json" '
 key = "task-clock@syscalls:sys_enter_write(comm == \"\ufffd\").."
 assert key in d["call"]["ranges"] and key in d["ranges"], d'
 	[ "$status" = 0 ] || { show_run; echo "$output"; fail "window-end reply: $output"; }
@@ -192,7 +185,7 @@ for line in open(sys.argv[1], encoding="utf-8"):
 	ln -s "$T/mine.json" "$T/sticky/mine"
 	pg -e task-clock --json-file "$T/sticky/mine" -- "$MARKER" exit 0
 	expect_status 0
-	[ -L "$T/sticky/mine" ] && check_json "$T/mine.json" 'assert d["run"]["exit_status"] == 0'
+	[ -L "$T/sticky/mine" ] && json_file_asserts "$T/mine.json" 'assert d["run"]["exit_status"] == 0'
 }
 
 @test "a --json-file that cannot be written is refused at start-up" {

@@ -3,7 +3,8 @@
 # The tests run the agent on real kernel events (as root) with the marker
 # workload (tests/helpers/marker.c), which makes known numbers of syscalls
 # and can drive the agent's control channel itself, so window counts are
-# exact without sleeps.  Synchronisation is always by acks or FIFOs; every
+# exact without sleeps.  Synchronisation is by acks or FIFOs, and where
+# there is neither (a file appearing, a line in a log) by poll_until; every
 # blocking step has a timeout so a broken agent fails a test instead of
 # hanging the suite.
 #
@@ -513,14 +514,15 @@ refused_with_stderr() {
 	fi
 }
 
-# expect_err_is TEXT: the agent's stderr ($T/err) is exactly TEXT.
+# expect_err_is TEXT: the run's stderr ($T/err: the agent's, or a test
+# script's) is exactly TEXT.
 expect_err_is() {
 	local got
 	got=$(cat "$T/err")
 	[ "$got" = "$1" ] || { show_run; fail "stderr: expected '$1', got '$got'"; }
 }
 
-# expect_err_has TEXT: the agent's stderr ($T/err) contains TEXT.
+# expect_err_has TEXT: the run's stderr ($T/err) contains TEXT.
 expect_err_has() {
 	grep -qF -- "$1" "$T/err" || { show_run; fail "no '$1' on stderr"; }
 }
@@ -529,6 +531,15 @@ expect_err_has() {
 # JSON parsed as `d` (e.g. a window-end reply's payload).
 json_eval() {
 	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# json_file_asserts FILE PYTHON: load FILE as JSON into `d` and run
+# PYTHON's asserts (status 1, and the failing assert on stderr, if one
+# fails).
+json_file_asserts() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2])' "$1" "$2"
 }
 
 # is_number S: S is a plain count or a decimal (as -x prints them).

@@ -61,9 +61,9 @@ expect_tool_status() {
 	! grep -q Traceback "$T/tool.err" || { show_tool; fail "a traceback"; }
 }
 
-# check_json PYTHON: run PYTHON with the --json output as `r` and its rows
+# check_diff_json PYTHON: run PYTHON with the --json output as `r` and its rows
 # by view name as `rows`.
-check_json() {
+check_diff_json() {
 	$PY - "$T/tool.out" "$1" <<'PY' || { show_tool; fail "diff --json"; }
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -101,7 +101,7 @@ PY
 	run_doc new.json
 	tool diff --json "$T/base.json" "$T/new.json"
 	expect_tool_status 0
-	check_json "
+	check_diff_json "
 w = rows['$GETPPID@W']['result']
 assert w['n'] == [30, 30] and w['mean'] == [11.0, 22.0], w
 assert w['change'] == 11.0 and w['change_pct'] == 100.0, w
@@ -142,7 +142,7 @@ assert r['status'] == 0 and r['gates'] == []
 	run_doc same.json
 	tool diff --json "$T/base.json" "$T/same.json"
 	expect_tool_status 0
-	check_json "
+	check_diff_json "
 for name in ('$GETPPID@W', '$GETPPID@V'):
     c = rows[name]['result']
     assert c['change'] == 0.0 and c['p'] == 1.0 and not c['significant'], (name, c)
@@ -164,7 +164,7 @@ for name in ('$GETPPID@W', '$GETPPID@V'):
 	run_doc two.json
 	tool diff --json "$T/one.json" "$T/two.json"
 	expect_tool_status 0
-	check_json "
+	check_diff_json "
 for name, means, pct in (('$GETPPID', [5.0, 10.0], 100.0), ('$GETPPID@X', [4.0, 6.0], 50.0)):
     x = rows[name]
     c = x['result']
