@@ -174,9 +174,19 @@ static void read_line(int fd, char *buf, size_t cap, const char *what)
 static void send_command(int ctl_fd, int ack_fd, const char *cmd)
 {
 	char reply[8192];
+	size_t len = strlen(cmd);
+	char *line = malloc(len + 2);
 
-	write_all(ctl_fd, cmd, strlen(cmd), "control fd");
-	write_all(ctl_fd, "\n", 1, "control fd");
+	/* One write: a command the agent sees without its newline for a
+	 * moment (the marker preempted between two writes) is run on its
+	 * own, as perf runs it, and the newline's write would then land
+	 * inside the window it opened. */
+	if (!line)
+		die("out of memory");
+	memcpy(line, cmd, len);
+	line[len] = '\n';
+	write_all(ctl_fd, line, len + 1, "control fd");
+	free(line);
 	read_line(ack_fd, reply, sizeof(reply), "ack fd");
 	printf("%s\n", reply);
 	fflush(stdout);
