@@ -79,7 +79,7 @@ static const struct named named_events[] = {
 };
 
 /*
- * perf's generic cache names (evsel.c's evsel__hw_cache*): the first
+ * perf's generic cache names (its evsel__hw_cache* tables): the first
  * spelling of each row is perf's own, the others its aliases.  Row i is
  * the kernel's id i (PERF_COUNT_HW_CACHE_L1D, ..._OP_READ, ..._RESULT_ACCESS).
  */
@@ -106,7 +106,7 @@ static const char *const cache_results[][ALIASES_MAX] = {
 #define NOPS (sizeof(cache_ops) / sizeof(cache_ops[0]))
 #define NRESULTS (sizeof(cache_results) / sizeof(cache_results[0]))
 
-/* Which operations each cache counts (evsel.c's evsel__hw_cache_stat). */
+/* Which operations each cache counts (perf's evsel__hw_cache_stat). */
 #define OP(x) (1u << PERF_COUNT_HW_CACHE_OP_##x)
 static const unsigned cache_op_valid[NCACHES] = {
 	OP(READ) | OP(WRITE) | OP(PREFETCH),	/* L1-dcache */

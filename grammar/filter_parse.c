@@ -2,9 +2,9 @@
  * filter_parse.c: a recursive-descent parser for the kernel's tracepoint
  * filter syntax, and its canonical printer (the API is in filter_parse.h).
  *
- * The rules follow what the kernel's own parser (kernel/trace/
- * trace_events_filter.c) accepts, so that a filter this parser passes only
- * fails in the kernel for reasons that need the tracepoint's format (an
+ * The rules follow what the kernel's own tracepoint filter parser
+ * accepts, so that a filter this parser passes only fails in the kernel
+ * for reasons that need the tracepoint's format (an
  * unknown field, a string compared with '<'), which the agent checks next:
  * operators are matched longest first, "&&" is never the '&' operator, a
  * number is what kstrtoull(s, 0) reads, strings have no escapes and at most
