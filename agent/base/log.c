@@ -32,12 +32,14 @@ static void log_vprint(const char *level, const char *fmt, va_list ap, const cha
 	char *body = NULL, *text = NULL;
 	int n;
 
+	/* Out of memory the message is lost: there is no smaller way to say it. */
 	if (vasprintf(&body, fmt, ap) < 0)
 		return;
 	n = asprintf(&text, "perfgate: %s%s\n%s", level ? level : "", body, tail ? tail : "");
-	if (n >= 0)
+	if (n >= 0) {	/* else text is undefined */
 		log_emit(text, (size_t)n);
-	free(text);
+		free(text);
+	}
 	free(body);
 }
 
@@ -71,9 +73,10 @@ void log_info(const char *fmt, ...)
 	if (n < 0)
 		return;
 	n = asprintf(&text, "%s\n", body);
-	if (n >= 0)
+	if (n >= 0) {	/* else text is undefined */
 		log_emit(text, (size_t)n);
-	free(text);
+		free(text);
+	}
 	free(body);
 }
 

@@ -27,8 +27,11 @@ int output_check_path(const char *path, const char *what)
 	if (lstat(path, &link) < 0 || !S_ISLNK(link.st_mode))
 		return 0;
 	copy = strdup(path);
-	if (!copy)
-		return 0;
+	if (!copy) {
+		/* Unchecked, the link might be one the kernel would not follow. */
+		log_error("cannot check %s '%s': out of memory", what, path);
+		return -1;
+	}
 	parent = dirname(copy);
 	/* fs.protected_symlinks: a link in a sticky world-writable directory
 	 * is followed only by its owner, or when the directory's owner owns
@@ -140,7 +143,11 @@ void output_write(struct output *o, const char *buf, size_t n)
 		}
 		return;
 	}
-	evbuffer_add(o->backlog, buf, n);
+	/* Bytes lost would leave a report with a hole in it: the output fails. */
+	if (evbuffer_add(o->backlog, buf, n)) {
+		output_fail(o, ENOMEM);
+		return;
+	}
 	if (output_write_backlog(o) < 0)
 		return;
 	if (evbuffer_get_length(o->backlog) && o->write_event)
@@ -151,10 +158,12 @@ static ssize_t output_cookie_write(void *cookie, const char *buf, size_t n)
 {
 	struct output *o = cookie;
 
-	if (o->staging)
-		evbuffer_add(o->stage, buf, n);
-	else
+	if (o->staging) {
+		if (evbuffer_add(o->stage, buf, n))
+			output_fail(o, ENOMEM);
+	} else {
 		output_write(o, buf, n);
+	}
 	/* Always "taken": failures are the output's to report, not stdio's. */
 	return (ssize_t)n;
 }
@@ -323,7 +332,10 @@ int output_commit(struct output *o, bool whole_limit)
 		evbuffer_drain(o->stage, evbuffer_get_length(o->stage));
 		return 0;
 	}
-	evbuffer_add_buffer(o->backlog, o->stage);
+	if (evbuffer_add_buffer(o->backlog, o->stage)) {
+		output_fail(o, ENOMEM);
+		return 0;
+	}
 	if (output_write_backlog(o) >= 0 && evbuffer_get_length(o->backlog) && o->write_event)
 		event_add(o->write_event, NULL);
 	/* Written (or queued) again: a later refusal is a new episode. */
