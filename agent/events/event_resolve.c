@@ -97,20 +97,23 @@ static bool mods_given(const struct event_mods *m)
 
 /* ---- files ------------------------------------------------------------------ */
 
-/* The first line of a small file, without its newline (malloc'd), or NULL. */
-static char *read_line(const char *path)
+/* The first line of a small file, without its newline, into *line
+ * (malloc'd): 0, or -errno (-ENOMEM: out of memory, else no such file). */
+static int read_line(const char *path, char **line)
 {
 	char buf[4096];
 	FILE *f = fopen(path, "re");
 	size_t n;
 
+	*line = NULL;
 	if (!f)
-		return NULL;
+		return errno == ENOMEM ? -ENOMEM : -ENOENT;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	return strdup(buf);
+	*line = strdup(buf);
+	return *line ? 0 : -ENOMEM;
 }
 
 static bool is_dir(const char *path)
@@ -125,10 +128,18 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void names_free(char **names, long n)
+{
+	for (long i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 /*
  * The names in dir (no dot files) that match pattern (NULL: all), sorted,
  * or in the directory's own order (readdir's) unless sorted; with want_dir
- * only subdirectories.  Returns the count, or -1 when dir cannot be read.
+ * only subdirectories.  Returns the count, or -errno: -ENOMEM when out of
+ * memory, another when dir cannot be read.  *out is NULL on failure.
  */
 static long list_dir(const char *dir, const char *pattern, bool want_dir, bool sorted,
 		     char ***out)
@@ -140,7 +151,7 @@ static long list_dir(const char *dir, const char *pattern, bool want_dir, bool s
 
 	*out = NULL;
 	if (!d)
-		return -1;
+		return errno == ENOMEM ? -ENOMEM : -ENOENT;
 	while ((de = readdir(d))) {
 		char **grown;
 
@@ -150,11 +161,14 @@ static long list_dir(const char *dir, const char *pattern, bool want_dir, bool s
 		if (want_dir && !is_dir(path))
 			continue;
 		grown = realloc(names, (n + 1) * sizeof(*names));
-		if (!grown || !(grown[n] = strdup(de->d_name))) {
-			names = grown ? grown : names;
-			break;
+		if (grown)
+			names = grown;
+		if (!grown || !(names[n] = strdup(de->d_name))) {
+			/* A list cut short would name the wrong choices. */
+			closedir(d);
+			names_free(names, (long)n);
+			return -ENOMEM;
 		}
-		names = grown;
 		n++;
 	}
 	closedir(d);
@@ -162,13 +176,6 @@ static long list_dir(const char *dir, const char *pattern, bool want_dir, bool s
 		qsort(names, n, sizeof(*names), by_name);
 	*out = names;
 	return (long)n;
-}
-
-static void names_free(char **names, long n)
-{
-	for (long i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }
 
 /* Append name to the list at *end, after ", " unless it is the first. */
@@ -293,7 +300,7 @@ static int unknown_term(struct pmu_ctx *c, const struct event_term *t, size_t at
 
 	snprintf(dir, sizeof(dir), "%s/%s/format", c->root, c->pmu);
 	n = list_dir(dir, NULL, false, true, &names);
-	list = names_join(names, n < 0 ? 0 : n, static_terms);
+	list = n == -ENOMEM ? NULL : names_join(names, n < 0 ? 0 : n, static_terms);
 	names_free(names, n);
 	if (!list)
 		return fail(c->err, at, "out of memory");
@@ -322,6 +329,8 @@ static int apply_alias(struct pmu_ctx *c, const struct event_term *t, const char
 		return fail(c->err, at, "out of memory");
 	l = event_list_parse(wrapped, strlen(wrapped), NULL);	/* a bad alias is reported below */
 	free(wrapped);
+	if (!l && errno == ENOMEM)
+		return fail(c->err, at, "out of memory");
 	if (!l || l->nevents != 1 || l->events[0].kind != EVENT_PMU) {
 		event_list_free(l);
 		return fail(c->err, at, "cannot read alias '%s' of PMU '%s': '%s'", t->key,
@@ -374,11 +383,13 @@ static int apply_format_term(struct pmu_ctx *c, const struct event_term *t, size
 	struct pmu_format f;
 	uint64_t room;
 	__u64 *field;
-	int bits, rc = -1;
+	int bits, rc = -1, got;
 
 	snprintf(path, sizeof(path), "%s/%s/format/%s", c->root, c->pmu, t->key);
-	text = read_line(path);
-	if (!text)
+	got = read_line(path, &text);
+	if (got == -ENOMEM)
+		return fail(c->err, at, "out of memory");
+	if (got)
 		return 1;
 	if (!format_parse(text, &f)) {
 		fail(c->err, at, "cannot read format '%s' of PMU '%s': '%s'", t->key, c->pmu, text);
@@ -407,8 +418,10 @@ static int apply_alias_term(struct pmu_ctx *c, const struct event_term *t, size_
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s/events/%s", c->root, c->pmu, t->key);
-	text = read_line(path);
-	if (!text)
+	rc = read_line(path, &text);
+	if (rc == -ENOMEM)
+		return fail(c->err, at, "out of memory");
+	if (rc)
 		return 1;
 	rc = apply_alias(c, t, text, at, depth);
 	free(text);
@@ -468,11 +481,16 @@ int event_resolve_pmu(const char *pmus_root, const struct event_desc *ev,
 	char **names;
 	unsigned long type;
 	long n;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s/type", c.root, ev->pmu);
-	text = read_line(path);
-	if (!text) {
+	rc = read_line(path, &text);
+	if (rc == -ENOMEM)
+		return fail(err, ev->pmu_span.offset, "out of memory");
+	if (rc) {
 		n = list_dir(c.root, NULL, false, true, &names);
+		if (n == -ENOMEM)
+			return fail(err, ev->pmu_span.offset, "out of memory");
 		if (n < 0)
 			return fail(err, ev->pmu_span.offset, "unknown PMU '%s' (cannot read %s)",
 				    ev->pmu, c.root);
@@ -498,19 +516,21 @@ int event_resolve_pmu(const char *pmus_root, const struct event_desc *ev,
 
 /* ---- tracepoints -------------------------------------------------------------- */
 
-/* The id of EVENTS/sys/name, or -1. */
+/* The id of EVENTS/sys/name, or -errno: -ENOMEM when out of memory,
+ * -ENOENT when sys:name is not a tracepoint. */
 static long long tracepoint_id(const char *root, const char *sys, const char *name)
 {
 	char path[4096], *text, *end;
 	long long id;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s/%s/id", root, sys, name);
-	text = read_line(path);
-	if (!text)
-		return -1;
+	rc = read_line(path, &text);
+	if (rc)
+		return rc;
 	id = strtoll(text, &end, 10);
-	if (end == text || *end)
-		id = -1;
+	if (end == text || *end || id < 0)
+		id = -ENOENT;
 	free(text);
 	return id;
 }
@@ -557,13 +577,21 @@ static int resolve_glob(const struct event_resolve_roots *roots, const struct ev
 	if (!roots->tracepoints)
 		return fail(err, ev->span.offset, "no tracefs: cannot expand '%s'", ev->text);
 	ns = list_dir(roots->tracepoints, ev->subsys, true, false, &systems);
+	if (ns == -ENOMEM)
+		rc = fail(err, ev->span.offset, "out of memory");
 	for (long i = 0; i < ns && !rc; i++) {
 		snprintf(dir, sizeof(dir), "%s/%s", roots->tracepoints, systems[i]);
 		nn = list_dir(dir, ev->tp_name, true, false, &names);
+		if (nn == -ENOMEM)
+			rc = fail(err, ev->span.offset, "out of memory");
 		for (long j = 0; j < nn && !rc; j++) {
 			long long id = tracepoint_id(roots->tracepoints, systems[i], names[j]);
 			struct event_resolved r = *proto;
 
+			if (id == -ENOMEM) {
+				rc = fail(err, ev->span.offset, "out of memory");
+				break;
+			}
 			if (id < 0)
 				continue;	/* "enable", "filter": files, not events */
 			r.attr.config = (uint64_t)id;
@@ -595,6 +623,8 @@ static int resolve_tracepoint(const struct event_resolve_roots *roots,
 		return fail(err, ev->subsys_span.offset, "unknown tracepoint subsystem '%s'",
 			    ev->subsys);
 	id = tracepoint_id(roots->tracepoints, ev->subsys, ev->tp_name);
+	if (id == -ENOMEM)
+		return fail(err, ev->tp_span.offset, "out of memory");
 	if (id < 0)
 		return fail(err, ev->tp_span.offset, "unknown tracepoint '%s' in subsystem '%s'",
 			    ev->tp_name, ev->subsys);
@@ -632,8 +662,8 @@ static int resolve_one(const struct event_resolve_roots *roots, const struct eve
 		r.attr.type = PERF_TYPE_TRACEPOINT;
 		if (resolve_tracepoint(roots, ev, &r.attr, err))
 			return -1;
-		if (ev->mods.span.len)
-			name = tracepoint_name(ev->subsys, ev->tp_name);
+		if (ev->mods.span.len && !(name = tracepoint_name(ev->subsys, ev->tp_name)))
+			return fail(err, ev->span.offset, "out of memory");
 		break;
 	case EVENT_TRACEPOINT_GLOB:
 		r.attr.type = PERF_TYPE_TRACEPOINT;

@@ -69,7 +69,7 @@ struct event_resolved_list {
 };
 
 /*
- * perf's modifier rules (parse-events.c, parse_events__modifier_list): u,
+ * perf's modifier rules (its event parser's parse_events__modifier_list): u,
  * k and h each keep one level and exclude the levels not named; u also
  * excludes guests unless G or H decided that; G and H keep one side of
  * guest/host; p raises precise_ip (and excludes guests); I sets

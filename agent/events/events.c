@@ -29,18 +29,21 @@ const char *const events_default_set[] = {
 };
 const size_t events_default_count = sizeof(events_default_set) / sizeof(events_default_set[0]);
 
-/* tracefs's events/ directory (found, or mounted, by libtracefs), or NULL. */
-static const char *events_tracefs_dir(void)
+/* tracefs's events/ directory (found, or mounted, by libtracefs) into
+ * *dir: 0, -ENOENT when there is no tracefs, -ENOMEM. */
+static int events_tracefs_dir(const char **dir)
 {
-	static char *dir;
+	static char *events;
 	static bool looked;
 
 	if (!looked) {
+		/* With a tracing directory, only its path's allocation fails. */
+		if (tracefs_tracing_dir() && !(events = tracefs_get_tracing_file("events")))
+			return -ENOMEM;	/* looked for again next time */
 		looked = true;
-		if (tracefs_tracing_dir())
-			dir = tracefs_get_tracing_file("events");
 	}
-	return dir;
+	*dir = events;
+	return events ? 0 : -ENOENT;
 }
 
 static bool attr_is_clock(const struct perf_event_attr *attr)
@@ -75,8 +78,13 @@ static int events_parse_resolve(const char *text, size_t len, struct event_list 
 	event_list_for_each_event(*list, ev, i)
 		tracepoints |= ev->kind == EVENT_TRACEPOINT || ev->kind == EVENT_TRACEPOINT_GLOB;
 	if (tracepoints) {
-		roots.tracepoints = events_tracefs_dir();
-		if (!roots.tracepoints) {
+		int rc = events_tracefs_dir(&roots.tracepoints);
+
+		if (rc == -ENOMEM) {
+			pg_error_set(err, 0, "out of memory");
+			return -1;
+		}
+		if (rc) {
 			pg_error_set(err, 0, "cannot find or mount tracefs (needed for "
 				     "tracepoints): mount it with "
 				     "'mount -t tracefs nodev /sys/kernel/tracing'");
@@ -103,7 +111,7 @@ int events_resolve_name(const char *text, size_t len, struct event_def *def,
 		}
 	}
 	if (!def->name)
-		def->name = strndup(text, len);
+		def->name = strndup(text, len);	/* NULL when out of memory: rc is -1 */
 	event_resolved_list_free(&out);
 	event_list_free(list);
 	return rc;
@@ -115,7 +123,8 @@ char *events_kernel_filter(const struct filter_node *tree)
 	size_t len = filter_format(tree, FILTER_FORMAT_KERNEL, NULL, 0);
 	char *text = malloc(len + 1);
 
-	filter_format(tree, FILTER_FORMAT_KERNEL, text, len + 1);
+	if (text)
+		filter_format(tree, FILTER_FORMAT_KERNEL, text, len + 1);
 	return text;
 }
 
@@ -140,18 +149,21 @@ static int events_check_filter(struct event_def *def, const char *filter)
 		return -1;
 	}
 	sys = strndup(def->name, (size_t)(colon - def->name));
-	name = strdup(colon + 1);
-	name[strcspn(name, ":")] = '\0';	/* no modifiers */
-	rc = filter_check(sys, name, tree, &ferr);
-	if (rc)
+	name = strndup(colon + 1, strcspn(colon + 1, ":"));	/* no modifiers */
+	rc = sys && name ? filter_check(sys, name, tree, &ferr) : -ENOMEM;
+	if (rc == -ENOMEM)
+		log_error("out of memory checking the filter for '%s'", def->name);
+	else if (rc)
 		log_caret(filter, ferr.offset, "bad filter for '%s': %s", def->name, ferr.message);
 	pg_error_clear(&ferr);
 	free(sys);
 	free(name);
-	if (!rc)
-		def->filter = events_kernel_filter(tree);
+	if (!rc && !(def->filter = events_kernel_filter(tree))) {
+		log_error("out of memory for the filter of '%s'", def->name);
+		rc = -1;
+	}
 	filter_free(tree);
-	return rc;
+	return rc ? -1 : 0;
 }
 
 static struct event_def *events_grow(struct event_def **defs, size_t *n, size_t more)
@@ -172,15 +184,15 @@ static int events_resolve_pfm(const struct event_spec *spec, struct event_def **
 
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		char *one = strndup(p, len), why[512];
+		char *one, why[512];
 		struct event_def *def;
 
 		if (len == 0) {
-			free(one);
 			log_caret(text, (size_t)(p - text), "empty event name in --pfm-events");
 			return -1;
 		}
-		def = events_grow(defs, n, 1);
+		one = strndup(p, len);
+		def = one ? events_grow(defs, n, 1) : NULL;
 		if (!def || event_pfm_resolve(one, &def->attr, why, sizeof(why))) {
 			log_caret(text, (size_t)(p - text), "%s", def ? why : "out of memory");
 			free(one);

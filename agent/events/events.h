@@ -41,13 +41,14 @@ struct event_def {
 int events_resolve(const struct event_spec *spec, struct event_def **defs, size_t *n);
 /* Resolve text[0..len), one event, without printing: -1 with *err (err
  * may be NULL) filled on failure, its offset in text.  def->name is set
- * (and must be freed) either way. */
+ * (and must be freed) either way; only out of memory leaves it NULL. */
 int events_resolve_name(const char *text, size_t len, struct event_def *def,
 			struct pg_error *err);
 void events_def_free(struct event_def *def);
 
 struct filter_node;
-/* A parsed filter as text for PERF_EVENT_IOC_SET_FILTER (malloc'd). */
+/* A parsed filter as text for PERF_EVENT_IOC_SET_FILTER (malloc'd), or
+ * NULL when out of memory. */
 char *events_kernel_filter(const struct filter_node *tree);
 
 /* perf stat's default set, used when no -e is given. */

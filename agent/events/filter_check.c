@@ -1,6 +1,7 @@
 /*
  * filter_check: tracepoint filters against tracefs formats (libtraceevent).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ static int check_fail(struct check_ctx *ctx, size_t offset, const char *fmt, ...
 }
 
 /*
- * A field as the kernel's filter sees it (kernel/trace/trace_events_filter.c:
+ * A field as the kernel's tracepoint filter parser sees it (its
  * filter_assign_type(), is_string_field(), parse_pred()).  The kernel decides
  * from the type as the format file spells it, so the same test is made here
  * on the same text.
@@ -230,26 +231,29 @@ int filter_check(const char *subsys, const char *name, const struct filter_node 
 	size_t max = (size_t)sysconf(_SC_PAGESIZE) - 1;
 	struct tep_handle *tep;
 	char *format = NULL;
-	int size = 0, rc = -1;
+	int size = 0, rc = -EINVAL;
 
 	/* PERF_EVENT_IOC_SET_FILTER copies at most a page, NUL included
 	 * (strndup_user(arg, PAGE_SIZE)): longer is a bare EINVAL. */
 	if (len > max) {
 		pg_error_set(err, filter->span.offset,
 			     "filter is %zu bytes; the kernel takes at most %zu", len, max);
-		return -1;
+		return -EINVAL;
 	}
 	tep = tep_alloc();
+	if (!tep) {
+		pg_error_set(err, 0, "out of memory");
+		return -ENOMEM;
+	}
 	format = tracefs_event_file_read(NULL, subsys, name, "format", &size);
-	if (!tep || !format || size <= 0 ||
+	if (!format || size <= 0 ||
 	    tep_parse_format(tep, &ctx.event, format, (unsigned long)size, subsys) != 0) {
 		pg_error_set(err, 0, "cannot read the format of %s:%s", subsys, name);
 		goto out;
 	}
-	rc = filter_for_each_pred(filter, check_pred, &ctx) ? -1 : 0;
+	rc = filter_for_each_pred(filter, check_pred, &ctx) ? -EINVAL : 0;
 out:
 	free(format);
-	if (tep)
-		tep_free(tep);
+	tep_free(tep);
 	return rc;
 }
