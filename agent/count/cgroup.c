@@ -2,6 +2,7 @@
  * cgroup: find a -G cgroup's directory, with perf's rules for which
  * hierarchy counts (cgroup.h).
  */
+#include <errno.h>
 #include <mntent.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,7 +12,8 @@
 #include "agent/count/cgroup.h"
 #include "agent/base/log.h"
 
-/* The perf_event v1 hierarchy's mount, else the cgroup2 mount. */
+/* The perf_event v1 hierarchy's mount, else the cgroup2 mount: 0,
+ * -ENOMEM, or -ENOENT when there is neither (or no mount table). */
 static int cgroup_mount(char *mnt, size_t cap)
 {
 	FILE *f = setmntent("/proc/mounts", "re");
@@ -19,7 +21,7 @@ static int cgroup_mount(char *mnt, size_t cap)
 	bool v2 = false;
 
 	if (!f)
-		return -1;
+		return errno == ENOMEM ? -ENOMEM : -ENOENT;
 	while ((m = getmntent(f))) {
 		if (strcmp(m->mnt_type, "cgroup") == 0 && hasmntopt(m, "perf_event")) {
 			snprintf(mnt, cap, "%s", m->mnt_dir);
@@ -32,14 +34,19 @@ static int cgroup_mount(char *mnt, size_t cap)
 		}
 	}
 	endmntent(f);
-	return v2 ? 0 : -1;
+	return v2 ? 0 : -ENOENT;
 }
 
 int cgroup_find(const char *name, char *path, size_t cap)
 {
 	char mnt[4096];
+	int rc = cgroup_mount(mnt, sizeof(mnt));
 
-	if (cgroup_mount(mnt, sizeof(mnt))) {
+	if (rc == -ENOMEM) {
+		log_error("-G %s: out of memory", name);
+		return -1;
+	}
+	if (rc) {
 		log_error("-G %s: no cgroup hierarchy with the perf_event controller is mounted "
 			  "(nor a cgroup2 one)", name);
 		return -1;

@@ -41,7 +41,7 @@ double stats_stddev(const struct stats *st);
 double stats_stddev_of_mean(const struct stats *st);
 /* The q-quantile (0 <= q <= 1) of the kept values, interpolated linearly
  * between closest ranks (NumPy's default, type 7 of Hyndman and Fan);
- * NAN when none are kept. */
+ * NAN when none are kept, or out of memory for the sorted copy. */
 double stats_quantile(const struct stats *st, double q);
 /* The same over values[0..n), which it sorts in place. */
 double stats_quantile_of(uint64_t *values, size_t n, double q);

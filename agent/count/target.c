@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <fcntl.h>
+#include <unistd.h>
 #include <perf/cpumap.h>
 #include <perf/threadmap.h>
 
@@ -30,12 +31,12 @@ static int tid_list_append(struct tid_list *list, pid_t tid)
 	return 0;
 }
 
-void tid_list_add(struct tid_list *list, pid_t tid)
+int tid_list_add(struct tid_list *list, pid_t tid)
 {
 	for (size_t i = 0; i < list->nr; i++)
 		if (list->tids[i] == tid)
-			return;
-	tid_list_append(list, tid);
+			return 0;
+	return tid_list_append(list, tid) ? -ENOMEM : 0;
 }
 
 /*
@@ -63,7 +64,7 @@ static int list_threads(struct tid_list *list, const char *pid, bool unique)
 		if (unique)
 			rc = tid_list_append(list, tid) ? -ENOMEM : 0;
 		else
-			tid_list_add(list, tid);
+			rc = tid_list_add(list, tid);
 	}
 	closedir(dir);
 	return rc;
@@ -77,7 +78,7 @@ static int add_process_threads(struct tid_list *list, pid_t pid)
 
 	snprintf(id, sizeof(id), "%d", (int)pid);
 	rc = list_threads(list, id, false);
-	if (rc)
+	if (rc && rc != -ENOMEM)	/* out of memory is said already */
 		log_error("no process with id %d: %s", (int)pid, strerror(-rc));
 	return rc ? -1 : 0;
 }
@@ -99,8 +100,8 @@ static int parse_ids(struct tid_list *list, const char *text, const char *opt, b
 		if (processes) {
 			if (add_process_threads(list, (pid_t)id))
 				return -1;
-		} else {
-			tid_list_add(list, (pid_t)id);
+		} else if (tid_list_add(list, (pid_t)id)) {
+			return -1;
 		}
 		p = *end ? end + 1 : end;
 	}
@@ -114,8 +115,8 @@ static int build_threads(struct counter_target *target, const struct options *op
 	int rc = 0;
 
 	if (workload_pid > 0)
-		tid_list_add(&list, workload_pid);
-	if (opts->pid_list)
+		rc = tid_list_add(&list, workload_pid);
+	if (!rc && opts->pid_list)
 		rc = parse_ids(&list, opts->pid_list, "-p", true);
 	if (!rc && opts->tid_list)
 		rc = parse_ids(&list, opts->tid_list, "-t", false);
@@ -172,7 +173,8 @@ static struct perf_cpu_map *cpu_list_map(const char *list, bool *missing)
 	for (long cpu = 0; cpu <= max; cpu++)
 		if (seen[cpu])
 			fprintf(out, "%s%ld", ftell(out) ? "," : "", cpu);
-	fclose(out);
+	if (fclose(out))	/* the list could not all be written: out of memory */
+		goto out;
 	map = canon_len ? perf_cpu_map__new(canon) : perf_cpu_map__get(online);
 out:
 	free(canon);
@@ -256,9 +258,17 @@ static void add_pidfds(const char *list, bool threads, int **fds, size_t *nr)
 		int fd = pidfd_open((pid_t)id, threads ? PIDFD_THREAD : 0);
 
 		if (fd >= 0) {
+			int *grown = realloc(*fds, (*nr + 1) * sizeof(int));
+
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
-			*fds = realloc(*fds, (*nr + 1) * sizeof(int));
-			(*fds)[(*nr)++] = fd;
+			if (!grown) {
+				/* As a target that cannot be watched: skipped, said. */
+				log_warn("out of memory: the run does not end with target %ld", id);
+				close(fd);
+			} else {
+				*fds = grown;
+				(*fds)[(*nr)++] = fd;
+			}
 		}
 		p = *end ? end + 1 : end;
 	}
@@ -274,31 +284,33 @@ size_t target_pidfds(const struct options *opts, int **fds)
 	return nr;
 }
 
-void target_process_tree(struct tid_list *list, pid_t pid)
+int target_process_tree(struct tid_list *list, pid_t pid)
 {
 	char path[320];
 	struct dirent *entry;
 	DIR *dir;
+	int rc = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
-		return;		/* gone meanwhile: nothing to cover */
-	while ((entry = readdir(dir))) {
+		return 0;	/* gone meanwhile: nothing to cover */
+	while (!rc && (entry = readdir(dir))) {
 		FILE *children;
 		int child;
 
 		if (entry->d_name[0] == '.')
 			continue;
-		tid_list_add(list, (pid_t)atoi(entry->d_name));
+		rc = tid_list_add(list, (pid_t)atoi(entry->d_name));
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, entry->d_name);
-		children = fopen(path, "re");
-		while (children && fscanf(children, "%d", &child) == 1)
-			target_process_tree(list, (pid_t)child);
+		children = rc ? NULL : fopen(path, "re");
+		while (!rc && children && fscanf(children, "%d", &child) == 1)
+			rc = target_process_tree(list, (pid_t)child);
 		if (children)
 			fclose(children);
 	}
 	closedir(dir);
+	return rc;
 }
 
 char *target_describe(const struct options *opts)
@@ -307,6 +319,8 @@ char *target_describe(const struct options *opts)
 	size_t size = 0;
 	FILE *f = open_memstream(&text, &size);
 
+	if (!f)
+		return NULL;
 	if (opts->cpu_list && !opts->system_wide)
 		fprintf(f, "'CPU(s) %s'", opts->cpu_list);
 	else if (opts->system_wide)
@@ -321,6 +335,10 @@ char *target_describe(const struct options *opts)
 			fprintf(f, "%s%s", i ? " " : "", opts->workload[i]);
 		fputc('\'', f);
 	}
-	fclose(f);
+	if (fclose(f)) {	/* cut short: out of memory */
+		free(text);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return text;
 }

@@ -1,6 +1,7 @@
 /*
  * view: gated views of physical counters, and their exact delta accounting.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,13 +29,13 @@ static bool position_read(struct view *v, size_t k, struct counter_value *value)
 				  value) == 0;
 }
 
-void view_track_positions(struct view *v, int nr_cpus, int nr_threads)
+int view_track_positions(struct view *v, int nr_cpus, int nr_threads)
 {
 	struct view_positions *p = calloc(1, sizeof(*p));
 	size_t nr = (size_t)nr_cpus * (size_t)nr_threads;
 
 	if (!p)
-		return;
+		return -ENOMEM;
 	p->nr = nr;
 	p->nr_threads = nr_threads;
 	p->present = calloc(nr ? nr : 1, sizeof(*p->present));
@@ -46,13 +47,14 @@ void view_track_positions(struct view *v, int nr_cpus, int nr_threads)
 	if (!p->present || !p->opened_at || !p->closed_sum || !p->interval_base ||
 	    !p->interval_delta) {
 		view_free_positions(v);
-		return;
+		return -ENOMEM;
 	}
 	for (size_t k = 0; k < nr; k++) {
 		struct counter_value now;
 
 		p->present[k] = v->counter->supported && position_read(v, k, &now);
 	}
+	return 0;
 }
 
 void view_free_positions(struct view *v)

@@ -39,8 +39,9 @@ struct view {
 
 void view_init(struct view *v, struct counter *counter);
 /* Keep per-position values too (after the counter is opened, before the
- * view first opens); view_free_positions() frees them. */
-void view_track_positions(struct view *v, int nr_cpus, int nr_threads);
+ * view first opens); view_free_positions() frees them.  0, or -ENOMEM
+ * (the view then keeps none). */
+int view_track_positions(struct view *v, int nr_cpus, int nr_threads);
 void view_free_positions(struct view *v);
 /* Position k's value now (k = cpu * nr_threads + thread); false when the
  * counter has none there. */

@@ -2,6 +2,7 @@
  * window: named windows over shared counters, with nesting, call counts
  * and open time.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,9 +27,16 @@ struct window *window_new(const char *name, struct counter *counters, size_t nr,
 {
 	struct window *w = calloc(1, sizeof(*w));
 
+	if (!w)
+		return NULL;
 	snprintf(w->name, sizeof(w->name), "%s", name);
-	w->views = calloc(nr, sizeof(*w->views));
+	w->views = calloc(nr ? nr : 1, sizeof(*w->views));
 	w->call_stats = calloc(nr ? nr : 1, sizeof(*w->call_stats));
+	if (!w->views || !w->call_stats) {
+		window_free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
 	w->nr_views = nr;
 	for (size_t i = 0; i < nr; i++) {
 		view_init(&w->views[i], &counters[i]);
@@ -57,6 +65,28 @@ void window_free(struct window *w)
 	free(w);
 }
 
+/* The call log's rows, at the window's first begin rather than with the
+ * window, so that a window named but never used costs none; 0, or -ENOMEM
+ * (none kept, to be tried again at the next begin). */
+static int log_alloc(struct window *w)
+{
+	struct window_call_log *log = &w->log;
+
+	if (!log->cap || log->begin_ns)
+		return 0;
+	log->begin_ns = malloc(log->cap * sizeof(*log->begin_ns));
+	log->end_ns = malloc(log->cap * sizeof(*log->end_ns));
+	log->values = malloc(log->cap * (w->nr_views ? w->nr_views : 1) * sizeof(*log->values));
+	if (!log->begin_ns || !log->end_ns || !log->values) {
+		free(log->begin_ns);
+		free(log->end_ns);
+		free(log->values);
+		log->begin_ns = log->end_ns = log->values = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The row call number `calls` (1-based) goes to, or -1 when it is not
  * kept: rows in order up to the cap, then algorithm R's choice. */
 static long log_slot(struct window *w)
@@ -64,19 +94,8 @@ static long log_slot(struct window *w)
 	struct window_call_log *log = &w->log;
 	uint64_t slot;
 
-	if (log->kept < log->cap) {
-		if (!log->begin_ns) {
-			log->begin_ns = malloc(log->cap * sizeof(*log->begin_ns));
-			log->end_ns = malloc(log->cap * sizeof(*log->end_ns));
-			log->values = malloc(log->cap * (w->nr_views ? w->nr_views : 1) *
-					     sizeof(*log->values));
-			if (!log->begin_ns || !log->end_ns || !log->values) {
-				log->cap = 0;	/* statistics go on without quantiles */
-				return -1;
-			}
-		}
+	if (log->kept < log->cap)
 		return (long)log->kept++;
-	}
 	if (!log->cap)
 		return -1;
 	slot = stats_random(&log->rng) % w->calls;
@@ -90,6 +109,7 @@ static void window_record_call(struct window *w, const struct counter_value *cal
 {
 	long slot = log_slot(w);
 
+	/* These keep no values (cap 0): stats_add cannot fail on them. */
 	stats_add(&w->time_stats, ns_of(ended) - ns_of(begun));
 	for (size_t i = 0; i < w->nr_views; i++)
 		stats_add(&w->call_stats[i], call[i].val);
@@ -126,7 +146,7 @@ int window_begin(struct window *w, uint64_t *ranges, size_t n)
 
 	bool opening = w->depth == 0;
 
-	if (w->depth >= WINDOW_DEPTH_MAX)
+	if (w->depth >= WINDOW_DEPTH_MAX || log_alloc(w))
 		return -1;
 	if (w->depth == w->stack_cap) {
 		unsigned cap = w->stack_cap ? w->stack_cap * 2 : 4;

@@ -86,7 +86,7 @@ void window_finish(struct window *w);
 /* Wall time open so far, the running period included. */
 uint64_t window_open_ns(const struct window *w);
 /* Quantile q of view's kept per-call counts (view == nr_views: the calls'
- * times); NAN when no call was kept. */
+ * times); NAN when no call was kept, or out of memory for the sorted copy. */
 double window_call_quantile(const struct window *w, size_t view, double q);
 
 #endif
