@@ -18,14 +18,15 @@
 #include "agent/workload.h"
 #include "proto/ctl_lock.h"
 
-/* Keep fd open across exec and name it in the environment. */
-static void child_export_fd(const char *var, int fd)
+/* Keep fd open across exec and name it in the environment: 0, or -errno
+ * (-ENOMEM: no room in the environment). */
+static int child_export_fd(const char *var, int fd)
 {
 	char text[16];
 
 	fcntl(fd, F_SETFD, 0);
 	snprintf(text, sizeof(text), "%d", fd);
-	setenv(var, text, 1);
+	return setenv(var, text, 1) ? -errno : 0;
 }
 
 /*
@@ -35,44 +36,60 @@ static void child_export_fd(const char *var, int fd)
  * the clients check the inodes and stay inert when they do not match,
  * rather than write commands into somebody else's file.
  */
-static void child_export_channel_id(const int channel_fds[2])
+static int child_export_channel_id(const int channel_fds[2])
 {
 	struct stat ctl, ack;
 	char text[48];
 
 	if (fstat(channel_fds[0], &ctl) || fstat(channel_fds[1], &ack))
-		return;
+		return 0;
 	snprintf(text, sizeof(text), "%llu:%llu", (unsigned long long)ctl.st_ino,
 		 (unsigned long long)ack.st_ino);
-	setenv("PERFGATE_CHANNEL_ID", text, 1);
+	return setenv("PERFGATE_CHANNEL_ID", text, 1) ? -errno : 0;
+}
+
+/* The channel named in the child's environment: 0, or -errno.  A workload
+ * started without it would find its client inert and never say why. */
+static int child_export_channel(const int channel_fds[3])
+{
+	int rc = child_export_fd("PERFGATE_CTL_FD", channel_fds[0]);
+
+	if (!rc)
+		rc = child_export_fd("PERFGATE_ACK_FD", channel_fds[1]);
+	if (!rc)
+		rc = child_export_channel_id(channel_fds);
+	if (rc)
+		return rc;
+	if (channel_fds[2] < 0) {
+		unsetenv(CTL_LOCK_ENV);
+		return 0;
+	}
+	return child_export_fd(CTL_LOCK_ENV, channel_fds[2]);
 }
 
 /* In the child: wait for the go byte, restore the signal dispositions the
- * agent changed, exec.  Never returns. */
+ * agent changed, exec.  Never returns; a failure (the channel's variables,
+ * the exec) goes to the agent as an errno through exec_write. */
 
 static void child_run(char **argv, int go_read, int exec_write, const int channel_fds[3])
 {
-	int sigs[SIGNALS_ENDING_MAX], err;
+	int sigs[SIGNALS_ENDING_MAX], err = 0;
 	size_t nr = signals_ending(sigs);
 	char byte;
 
-	if (channel_fds) {
-		child_export_fd("PERFGATE_CTL_FD", channel_fds[0]);
-		child_export_fd("PERFGATE_ACK_FD", channel_fds[1]);
-		child_export_channel_id(channel_fds);
-		if (channel_fds[2] >= 0)
-			child_export_fd(CTL_LOCK_ENV, channel_fds[2]);
-		else
-			unsetenv(CTL_LOCK_ENV);
-	}
+	if (channel_fds)
+		err = -child_export_channel(channel_fds);
 	signal(SIGPIPE, SIG_DFL);
 	for (size_t i = 0; i < nr; i++)
 		signal(sigs[i], SIG_DFL);
 	if (read(go_read, &byte, 1) != 1)
 		_exit(127);	/* the agent gave up before starting us */
 	close(go_read);
-	execvp(argv[0], argv);
-	err = errno;
+	/* Told once the agent waits for it, as a failed exec is. */
+	if (!err) {
+		execvp(argv[0], argv);
+		err = errno;
+	}
 	if (write(exec_write, &err, sizeof(err)) < 0)
 		_exit(127);
 	_exit(127);
