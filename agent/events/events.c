@@ -37,9 +37,15 @@ static int events_tracefs_dir(const char **dir)
 	static bool looked;
 
 	if (!looked) {
-		/* With a tracing directory, only its path's allocation fails. */
-		if (tracefs_tracing_dir() && !(events = tracefs_get_tracing_file("events")))
-			return -ENOMEM;	/* looked for again next time */
+		const char *tracing;
+
+		errno = 0;
+		tracing = tracefs_tracing_dir();
+		/* Out of memory is not "no tracefs": looked for again next time.
+		 * With a tracing directory, only its path's allocation fails. */
+		if ((!tracing && errno == ENOMEM) ||
+		    (tracing && !(events = tracefs_get_tracing_file("events"))))
+			return -ENOMEM;
 		looked = true;
 	}
 	*dir = events;
