@@ -16,6 +16,14 @@
 #include "agent/count/target.h"
 #include "grammar/cpu_list.h"
 
+/* A map that could not be made: said, and what was made given back. */
+static int target_nomem(struct counter_target *target)
+{
+	log_error("out of memory for the CPU and thread maps");
+	target_free(target);
+	return -1;
+}
+
 /* tid at the end of list, without looking for it first: 0, or -1 when
  * out of memory (said). */
 static int tid_list_append(struct tid_list *list, pid_t tid)
@@ -123,7 +131,9 @@ static int build_threads(struct counter_target *target, const struct options *op
 	if (!rc)
 		target->threads = perf_thread_map__new_array((int)list.nr, list.tids);
 	free(list.tids);
-	return rc || !target->threads ? -1 : 0;
+	if (rc)
+		return -1;
+	return target->threads ? 0 : target_nomem(target);
 }
 
 /*
@@ -146,8 +156,10 @@ static struct perf_cpu_map *cpu_list_map(const char *list, bool *missing)
 	long max;
 	FILE *out;
 
-	if (!online)
+	if (!online) {
+		log_error("out of memory for the -C list");
 		return NULL;
+	}
 	max = perf_cpu_map__max(online).cpu;
 	items = cpu_list_parse(list, strlen(list), &n, &err);
 	if (!items) {
@@ -158,7 +170,7 @@ static struct perf_cpu_map *cpu_list_map(const char *list, bool *missing)
 	seen = calloc((size_t)max + 1, sizeof(*seen));
 	out = seen ? open_memstream(&canon, &canon_len) : NULL;
 	if (!out)
-		goto out;
+		goto nomem;
 	for (size_t i = 0; i < n; i++)
 		for (long cpu = items[i].lo; cpu <= items[i].hi; cpu++) {
 			if (cpu > max ||
@@ -174,8 +186,12 @@ static struct perf_cpu_map *cpu_list_map(const char *list, bool *missing)
 		if (seen[cpu])
 			fprintf(out, "%s%ld", ftell(out) ? "," : "", cpu);
 	if (fclose(out))	/* the list could not all be written: out of memory */
-		goto out;
+		goto nomem;
 	map = canon_len ? perf_cpu_map__new(canon) : perf_cpu_map__get(online);
+	if (map)
+		goto out;
+nomem:
+	log_error("out of memory for the -C list");
 out:
 	free(canon);
 	free(seen);
@@ -216,7 +232,7 @@ static int build_all_threads(struct counter_target *target, const struct options
 	target->inherit = !opts->no_inherit;
 	target->all_threads = true;
 	free(list.tids);
-	return target->cpus && target->threads ? 0 : -1;
+	return target->cpus && target->threads ? 0 : target_nomem(target);
 }
 
 int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid)
@@ -230,11 +246,15 @@ int target_build(struct counter_target *target, const struct options *opts, pid_
 		/* System-wide: every task on these CPUs; a workload only times the run. */
 		target->cpus = opts->cpu_list ? cpu_list_map(opts->cpu_list, &target->cpus_missing)
 					      : perf_cpu_map__new_online_cpus();
+		if (!target->cpus && opts->cpu_list)
+			return -1;	/* said */
 		target->threads = perf_thread_map__new_dummy();
-		return target->cpus && target->threads ? 0 : -1;
+		return target->cpus && target->threads ? 0 : target_nomem(target);
 	}
 	target->cpus = perf_cpu_map__new_any_cpu();
 	target->inherit = !opts->no_inherit;
+	if (!target->cpus)
+		return target_nomem(target);
 	return build_threads(target, opts, workload_pid);
 }
 

@@ -24,7 +24,8 @@ int tid_list_add(struct tid_list *list, pid_t tid);
 int target_process_tree(struct tid_list *list, pid_t pid);
 
 /* Build cpu and thread maps; workload_pid is -1 when there is no workload.
- * Prints an error and returns -1 for a bad list or a missing process. */
+ * Prints an error and returns -1 for a bad list, a missing process, or
+ * out of memory. */
 int target_build(struct counter_target *target, const struct options *opts, pid_t workload_pid);
 void target_free(struct counter_target *target);
 /* pidfds of the -p processes and -t threads, readable when each ends, so
