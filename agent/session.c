@@ -338,7 +338,11 @@ static int session_track_aggr(struct session *s, const struct counter_target *ta
 	if (!s->run.aggr)
 		return -1;
 	for (size_t i = 0; i < s->run.nr_counters; i++)
-		view_track_positions(&s->run.default_views[i], s->run.aggr->nr_cpus, s->run.aggr->nr_threads);
+		if (view_track_positions(&s->run.default_views[i], s->run.aggr->nr_cpus,
+					 s->run.aggr->nr_threads)) {
+			log_error("out of memory");
+			return -1;
+		}
 	return 0;
 }
 

@@ -265,8 +265,11 @@ static void mark_threads(struct range_bpf *b, const struct range_set_target *tar
 	for (int walk = 0; target->trees && marked && walk < 16; walk++) {
 		struct tid_list now = { 0 };
 
+		/* Out of memory, the walk marks what it found, and the
+		 * next walk tries again. */
 		for (size_t i = 0; i < target->nr_tree_roots; i++)
-			target_process_tree(&now, target->tree_roots[i]);
+			if (target_process_tree(&now, target->tree_roots[i]))
+				break;
 		marked = 0;
 		for (size_t i = 0; i < now.nr; i++)
 			marked += mark_task(b, now.tids[i], RB_TASK_NEW);

@@ -221,29 +221,27 @@ int range_registry_start(struct range_registry *reg, struct counter *counters,
 
 /* What a range loaded now must cover: every thread of the workload's
  * tree, or of the -p processes' trees (trees gets those processes), or
- * the -t threads. */
-static void runtime_roots(const struct options *opts, pid_t workload, struct tid_list *list,
-			  struct tid_list *trees)
+ * the -t threads.  0, or -ENOMEM. */
+static int runtime_roots(const struct options *opts, pid_t workload, struct tid_list *list,
+			 struct tid_list *trees)
 {
 	pid_t *startup = NULL;
 	size_t nr = 0;
+	int rc = 0;
 
-	if (workload > 0) {
-		target_process_tree(list, workload);
-		tid_list_add(trees, workload);
-		return;
-	}
+	if (workload > 0)
+		return target_process_tree(list, workload) ?: tid_list_add(trees, workload);
 	if (startup_roots(opts, workload, &startup, &nr) == 0) {
-		for (size_t i = 0; i < nr; i++) {
-			if (opts->pid_list) {
-				target_process_tree(list, startup[i]);
-				tid_list_add(trees, startup[i]);
-			} else {
-				tid_list_add(list, startup[i]);
-			}
+		for (size_t i = 0; i < nr && rc == 0; i++) {
+			if (opts->pid_list)
+				rc = target_process_tree(list, startup[i]) ?:
+				     tid_list_add(trees, startup[i]);
+			else
+				rc = tid_list_add(list, startup[i]);
 		}
 	}
 	free(startup);
+	return rc;
 }
 
 /*
@@ -334,8 +332,11 @@ static int start_loaded(struct range_registry *reg, pid_t workload,
 	struct range_set_target target;
 	int rc;
 
-	if (!cpu_wide(opts))
-		runtime_roots(opts, workload, &roots, &trees);
+	if (!cpu_wide(opts) && runtime_roots(opts, workload, &roots, &trees)) {
+		free(roots.tids);
+		free(trees.tids);
+		return snprintf(why, cap, "out of memory"), -1;
+	}
 	target = target_of(opts, roots.tids, roots.nr, false);
 	target.trees = trees.nr > 0;
 	target.tree_roots = trees.tids;

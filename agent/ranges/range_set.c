@@ -107,7 +107,14 @@ static int compile_trigger(struct range_layout *layout, const struct range_trigg
 		events_def_free(&def);
 		return -1;
 	}
-	m = member_for(layout, &def, t->filter ? events_kernel_filter(t->filter) : NULL, t);
+	char *kernel_filter = t->filter ? events_kernel_filter(t->filter) : NULL;
+
+	if (t->filter && !kernel_filter) {
+		events_def_free(&def);
+		pg_error_set(err, t->offset, "out of memory");
+		return -1;
+	}
+	m = member_for(layout, &def, kernel_filter, t);
 	if (!m) {
 		pg_error_set(err, t->offset, "out of memory");
 		return -1;
