@@ -398,7 +398,8 @@ int counter_open(struct counter *c, const struct counter_target *target)
 			   PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 
 /* libperf keeps its fds to itself: find the leader's for each (cpu,
- * thread) by the id the kernel gave it. */
+ * thread) by the id the kernel gave it: 0, -ENOMEM, or -ENOENT when
+ * some are not found. */
 static int group_find_leader_fds(struct counter_group *g, struct perf_evsel *leader,
 				 int nr_cpus, int nr_threads)
 {
@@ -411,8 +412,10 @@ static int group_find_leader_fds(struct counter_group *g, struct perf_evsel *lea
 	/* A row per leader fd, and one more for counter_read_index's reads
 	 * of a single position, which leave the reading's rows as they are. */
 	g->reading_data = malloc((nr + 1) * (3 + 2 * g->n) * sizeof(*g->reading_data));
-	if (!ids || !g->leader_fds || !g->reading_data)
-		goto out;
+	if (!ids || !g->leader_fds || !g->reading_data) {
+		free(ids);
+		return -ENOMEM;
+	}
 	for (int cpu = 0; cpu < nr_cpus; cpu++) {
 		for (int thread = 0; thread < nr_threads; thread++) {
 			struct perf_counts_values counts = { 0 };
@@ -442,7 +445,7 @@ static int group_find_leader_fds(struct counter_group *g, struct perf_evsel *lea
 		closedir(dir);
 out:
 	free(ids);
-	return found == nr ? 0 : -1;
+	return found == nr ? 0 : -ENOENT;
 }
 
 static void group_free(struct counter_group *g)
@@ -522,6 +525,29 @@ static int group_try_open(struct counter *c, size_t n, const struct counter_targ
 	return 0;
 }
 
+/* The opened group g's members are c[0..n): 0, or -1 (said), or a filter's error. */
+static int group_take(struct counter *c, size_t n, struct counter_group *g,
+		      const struct counter_target *target)
+{
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		counter_opened(&c[i], target);
+		c[i].group = g;
+		c[i].group_pos = i;
+	}
+	err = group_find_leader_fds(g, c[0].evsel, c[0].nr_cpus, c[0].nr_threads);
+	if (err) {
+		log_error(err == -ENOMEM ? "group '%s': out of memory" :
+			  "cannot find the file descriptors of group '%s'", c[0].def.name);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((err = counter_apply_filter(&c[i], target)))
+			return err;
+	return 0;
+}
+
 int counter_open_group(struct counter *c, size_t n, const struct counter_target *target)
 {
 	struct counter_group *g = NULL;
@@ -539,21 +565,12 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
 		err = group_try_open(c, n, target, false, &g);
 	if (err == ESRCH && target->all_threads)
 		return -ESRCH;
-	if (err == 0) {
-		for (size_t i = 0; i < n; i++) {
-			counter_opened(&c[i], target);
-			c[i].group = g;
-			c[i].group_pos = i;
-		}
-		if (group_find_leader_fds(g, c[0].evsel, c[0].nr_cpus, c[0].nr_threads)) {
-			log_error("cannot find the file descriptors of group '%s'", c[0].def.name);
-			return -1;
-		}
-		for (size_t i = 0; i < n; i++)
-			if ((err = counter_apply_filter(&c[i], target)))
-				return err;
-		return 0;
+	if (err == ENOMEM) {
+		log_error("group '%s': out of memory", c[0].def.name);
+		return -1;
 	}
+	if (err == 0)
+		return group_take(c, n, g, target);
 	/* Which members does the machine lack?  Each is tried alone. */
 	for (size_t i = 0; i < n; i++) {
 		struct perf_event_attr attr = counter_attr(&c[i], target,
@@ -617,7 +634,7 @@ static int read_group_try_open(struct counter **c, size_t n, const struct counte
 	return err;
 }
 
-void counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target)
+int counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target)
 {
 	struct counter_group *g = NULL;
 	struct perf_evsel *evsel, *leader = NULL;
@@ -625,16 +642,18 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 	int err;
 
 	if (n < 2)
-		return;
+		return 0;
 	err = read_group_try_open(c, n, target, true, &g);
 	if (err == EINVAL)
 		err = read_group_try_open(c, n, target, false, &g);
+	if (err == ENOMEM)
+		return -ENOMEM;
 	if (err)
-		return;	/* each counter keeps its own fds */
+		return 0;	/* each counter keeps its own fds */
 	g->members = malloc(n * sizeof(*g->members));
 	if (!g->members) {
 		group_free(g);
-		return;
+		return -ENOMEM;
 	}
 	perf_evlist__for_each_evsel(g->evlist, evsel) {
 		if (!leader) {
@@ -655,12 +674,17 @@ void counter_open_read_group(struct counter **c, size_t n, const struct counter_
 	memcpy(g->members, c, n * sizeof(*g->members));
 	/* With enable_on_exec the kernel turns the leader on at exec. */
 	g->leader_on = target->enable_on_exec;
-	if (group_find_leader_fds(g, leader, c[0]->nr_cpus, c[0]->nr_threads))
+	/* The members are the group's now: counter_close frees it. */
+	err = group_find_leader_fds(g, leader, c[0]->nr_cpus, c[0]->nr_threads);
+	if (err == -ENOMEM)
+		return -ENOMEM;
+	if (err)
 		log_warn("cannot find the read group's file descriptors: "
 			 "its counters read as 0");
 	for (i = 0; i < n; i++)
 		if (counter_apply_filter(c[i], target))
 			log_warn("the filter of '%s' did not apply again", c[i]->def.name);
+	return 0;
 }
 
 void counter_close(struct counter *c)

@@ -146,9 +146,10 @@ int counter_open_group(struct counter *c, size_t n, const struct counter_target 
  * is a difference of two reads taken while its counter was needed.  Each
  * member's enabled and running times are the leader's, which over such a
  * span are the member's own.  When the group cannot open, the counters
- * stay as they were.
+ * stay as they were.  0, or -ENOMEM when out of memory (not said; the
+ * counters are then closed with counter_close as ever).
  */
-void counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target);
+int counter_open_read_group(struct counter **c, size_t n, const struct counter_target *target);
 /* Whether counter_open_read_group may take c. */
 bool counter_may_join_read_group(const struct counter *c, const struct counter_target *target);
 void counter_close(struct counter *c);
