@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/base/log.h"
 #include "agent/base/options.h"
 #include "agent/commands.h"
 #include "agent/report/repeat.h"
@@ -101,6 +102,7 @@ int main(int argc, char **argv)
 	/* -r N: a session per run; the last one reports them all, and the
 	 * exit status is the last run's, as perf stat's. */
 	if (repeat_init(&repeat, (unsigned)opts.repeat)) {
+		log_error("out of memory");
 		options_free(&opts);
 		return 255;
 	}

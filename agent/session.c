@@ -57,6 +57,7 @@ struct session {
 	struct output output;		/* the report's destination */
 	FILE *out;			/* output.fp: what the report writes to */
 	struct report report;
+	bool told_out_of_memory;	/* report.out_of_memory said on stderr */
 	struct json_report *json;	/* the window-end reply and --json-file */
 
 	struct workload workload;
@@ -251,6 +252,16 @@ int session_init(struct session *s)
 	return 0;
 }
 
+/* A report that left rows out for want of memory says so, once; the run
+ * then fails (session_finish). */
+static void session_say_report_short(struct session *s)
+{
+	if (!s->report.out_of_memory || s->told_out_of_memory)
+		return;
+	log_error("out of memory: the report lacks some of its lines");
+	s->told_out_of_memory = true;
+}
+
 /* One interval's lines (-I), each view's delta since the last ones.  An
  * interval goes out whole or not at all: one the output has no room for
  * is dropped (its deltas with it) and counted.  The last one, at the end
@@ -261,6 +272,7 @@ static void session_print_interval_lines(struct session *s, bool last)
 		output_stage(&s->output);
 	range_registry_drain(s->run.ranges);	/* range values wait in ring buffers */
 	rows_print_interval(&s->run, &s->report, s->json, ROWS_INTERVAL);
+	session_say_report_short(s);
 	if (!last && output_commit(&s->output, false))
 		output_drop_interval(&s->output);
 }
@@ -284,6 +296,7 @@ static void session_print_final(struct session *s)
 			session_print_interval_lines(s, true);
 		if (!opts->summary) {
 			rows_print_verbose_end(&s->run, &s->report);
+			session_say_report_short(s);
 			return;
 		}
 		mode = ROWS_SHOWN;
@@ -292,6 +305,7 @@ static void session_print_final(struct session *s)
 		repeat_print(s->repeat, &s->run, &s->report);
 	else
 		rows_print_final(&s->run, &s->report, mode);
+	session_say_report_short(s);
 }
 
 /* --json-file: the run's document, with -r every run's values. */
@@ -300,6 +314,10 @@ static int session_write_json(struct session *s, int code)
 	json_t *repeat = s->repeat ? repeat_json(s->repeat) : NULL;
 	int rc;
 
+	if (s->repeat && !repeat) {
+		log_error("cannot write --json-file '%s': out of memory", s->run.opts->json_file);
+		return -1;
+	}
 	rc = json_report_write(s->json, &s->run, code, repeat);
 	json_decref(repeat);
 	return rc;
@@ -335,8 +353,11 @@ static int session_open_cgroup(struct counter_target *target, const char *name)
 static int session_track_aggr(struct session *s, const struct counter_target *target)
 {
 	s->run.aggr = aggr_map_new(s->run.opts->aggr_mode, target);
-	if (!s->run.aggr)
+	if (!s->run.aggr) {
+		if (errno == ENOMEM)
+			log_error("out of memory");
 		return -1;
+	}
 	for (size_t i = 0; i < s->run.nr_counters; i++)
 		if (view_track_positions(&s->run.default_views[i], s->run.aggr->nr_cpus,
 					 s->run.aggr->nr_threads)) {
@@ -846,14 +867,25 @@ int session_snapshot(struct session *s, char *reason, size_t len)
 	}
 	/* Already over: not even worth building. */
 	if (backlog < OUTPUT_BACKLOG_MAX) {
+		bool short_before = s->report.out_of_memory;
+		int rc;
+
 		output_stage(o);
 		range_registry_drain(s->run.ranges);
 		rows_print_interval(&s->run, &s->report, s->json, ROWS_TOTAL);
+		session_say_report_short(s);
 		staged = output_staged(o);
-		if (output_commit(o, true) == 0)
+		rc = output_commit(o, true);
+		o->refused_snapshots += rc != 0;
+		if (!short_before && s->report.out_of_memory) {
+			snprintf(reason, len, "snapshot: out of memory, some of its lines are missing");
+			return -1;
+		}
+		if (rc == 0)
 			return 0;
+	} else {
+		o->refused_snapshots++;
 	}
-	o->refused_snapshots++;
 	if (backlog)
 		snprintf(reason, len, "snapshot refused: the report output's backlog would pass "
 			 "its limit of %d bytes (its reader is not keeping up)", OUTPUT_BACKLOG_MAX);
@@ -1008,6 +1040,10 @@ int session_finish(struct session *s)
 		rows_print_verbose_end(&s->run, &s->report);
 	if (last)
 		session_print_final(s);
+	session_say_report_short(s);
+	/* Rows left out of the report, or of a -r run's record. */
+	if ((s->report.out_of_memory || (last && s->repeat && s->repeat->out_of_memory)) && !code)
+		code = 1;
 	fflush(s->out);
 	if (last && s->run.opts->json_file && session_write_json(s, code) && !code)
 		code = 1;

@@ -4,6 +4,7 @@
  * both read once when the counters are opened.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,7 @@ static int map_cpus(struct aggr_map *m, const struct counter_target *target)
 	for (int c = 0; c < m->nr_cpus; c++) {
 		if (cpu_key(&by_cpu[c], perf_cpu_map__cpu(target->cpus, c).cpu)) {
 			free(by_cpu);
+			errno = 0;	/* said: not out of memory */
 			return -1;
 		}
 		/* -A: one key per CPU, in the map's order. */
@@ -191,11 +193,15 @@ struct aggr_map *aggr_map_new(enum aggr_mode mode, const struct counter_target *
 	m->key_of = calloc(nr ? nr : 1, sizeof(*m->key_of));
 	if (!m->key_of) {
 		aggr_map_free(m);
+		errno = ENOMEM;
 		return NULL;
 	}
 	rc = mode == AGGR_THREAD ? map_threads(m, target) : map_cpus(m, target);
 	if (rc) {
+		int saved = errno;	/* ENOMEM, or 0 when said */
+
 		aggr_map_free(m);
+		errno = saved;
 		return NULL;
 	}
 	return m;
@@ -300,8 +306,8 @@ struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 
 	*n = 0;
 	if (!sums || !nrs || !rows || !order) {
-		free(sums), free(nrs), free(order);
-		return rows;
+		free(sums), free(nrs), free(rows), free(order);
+		return NULL;
 	}
 	for (size_t i = 0; i < nr; i++)
 		aggr_view_sums(m, &views[i], which, &sums[i * nk], &nrs[i * nk]);

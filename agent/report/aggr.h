@@ -29,8 +29,9 @@ struct aggr_map {
 	bool skip_zero;		/* --per-thread -a: no row for a thread that counted 0 */
 };
 
-/* The keys of mode over target's maps (malloc'd), or NULL after an error
- * is printed (a CPU whose topology cannot be read). */
+/* The keys of mode over target's maps (malloc'd), or NULL: errno ENOMEM
+ * when out of memory (not said), else 0 after an error is printed (a CPU
+ * whose topology cannot be read). */
 struct aggr_map *aggr_map_new(enum aggr_mode mode, const struct counter_target *target);
 void aggr_map_free(struct aggr_map *m);
 
@@ -51,7 +52,8 @@ void aggr_key_name(const struct aggr_map *m, size_t key, char *buf, size_t cap);
 
 /* The rows of views[0..nr) per key (malloc'd, *n of them; each row's
  * aggr points into m), from totals[0..nr), the views' own rows just
- * taken (whether each was counted), summing the values which says. */
+ * taken (whether each was counted), summing the values which says;
+ * NULL when out of memory. */
 struct report_row *aggr_rows(const struct aggr_map *m, struct view *views,
 			     const struct report_row *totals, size_t nr,
 			     enum aggr_values which, size_t *n);

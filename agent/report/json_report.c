@@ -36,6 +36,9 @@ struct json_report {
 	unsigned long intervals_dropped;	/* past JSON_REPORT_INTERVALS_MAX */
 	struct json_buf reply;		/* the window-end reply, kept between calls */
 	size_t *reply_keys;		/* its keys per counter */
+	/* Some -I interval could not be recorded whole for want of memory:
+	 * the document would be short, so writing it fails instead. */
+	bool out_of_memory;
 };
 
 /*
@@ -43,7 +46,11 @@ struct json_report {
  * text that is not UTF-8 (json_string returns NULL, and the object or
  * array it was meant for silently lacks it), and command arguments,
  * filters and range specs can be any bytes.  Stray bytes become U+FFFD.
- * NULL stays NULL (an "o?" pack gives null).
+ * NULL stays NULL (an "o?" pack gives null), and so is out of memory.
+ *
+ * Out of memory anywhere in the document: a part that cannot be made is
+ * NULL, and a json_pack given NULL for an "o" fails (freeing its other
+ * values), so that the whole document fails rather than lacks the part.
  */
 static json_t *json_text(const char *text)
 {
@@ -61,21 +68,38 @@ static json_t *json_text(const char *text)
 	return j;
 }
 
-/* obj[key] = value, with the key made UTF-8 as json_text does. */
-static void json_set(json_t *obj, const char *key, json_t *value)
+/* text as json_text, and null for NULL text; NULL out of memory. */
+static json_t *json_text_or_null(const char *text)
+{
+	return text ? json_text(text) : json_null();
+}
+
+/* obj[key] = value, with the key made UTF-8 as json_text does: 0, or -1
+ * out of memory (value freed; obj or value NULL fail the same way). */
+static int json_set(json_t *obj, const char *key, json_t *value)
 {
 	char *clean;
+	int rc;
 
-	if (utf8_valid(key)) {
-		json_object_set_new_nocheck(obj, key, value);
-		return;
-	}
+	if (utf8_valid(key))
+		return json_object_set_new_nocheck(obj, key, value);
 	clean = utf8_sanitize(key);
-	if (clean)
-		json_object_set_new_nocheck(obj, clean, value);
-	else
+	if (!clean) {
 		json_decref(value);
+		return -1;
+	}
+	rc = json_object_set_new_nocheck(obj, clean, value);
 	free(clean);
+	return rc;
+}
+
+/* arr NULL, or an arr to which a failed append was made: freed, NULL. */
+static json_t *json_drop_if(json_t *arr, int failed)
+{
+	if (!failed)
+		return arr;
+	json_decref(arr);
+	return NULL;
 }
 
 /*
@@ -192,6 +216,10 @@ const char *json_report_window_end(struct json_report *jr, const struct run *run
 	struct json_buf *b = &jr->reply;
 	const char *text;
 
+	if (!keys && run->nr_counters) {
+		snprintf(reason, len, "cannot build the window's counts as JSON: out of memory");
+		return NULL;
+	}
 	/* Room for "ack ", the line's end and its NUL (ctl_reply_format). */
 	json_buf_reset(b, CTL_REPLY_LONG_MAX - 6);
 	JSON_BUF_LIT(b, "{\"window\":");
@@ -232,17 +260,18 @@ static const char *json_event_type(const struct counter *c)
 static json_t *json_events(const struct run *run)
 {
 	json_t *events = json_array();
+	int failed = 0;
 
 	for (size_t i = 0; i < run->nr_counters; i++) {
 		const struct counter *c = &run->counters[i];
 
-		json_array_append_new(events, json_pack("{s:o, s:s, s:b, s:s, s:o?}",
+		failed |= json_array_append_new(events, json_pack("{s:o, s:s, s:b, s:s, s:o}",
 			"name", json_text(c->def.name), "type", json_event_type(c),
 			"supported", c->supported, "unit",
 			c->def.is_clock || c->def.tool != EVENT_TOOL_NONE ? "ns" : "",
-			"filter", json_text(c->def.filter)));
+			"filter", json_text_or_null(c->def.filter)));
 	}
-	return events;
+	return json_drop_if(events, failed);
 }
 
 /* One view: the counter's event through a gate ("default" or "window"). */
@@ -256,15 +285,19 @@ static json_t *json_view(const struct view *v, const char *gate, const char *win
 	 * shows "<not counted>" there, so "not counted" here. */
 	status = !v->counter->supported ? "not supported" :
 		 v->ever_opened && value.ena && value.run ? "counted" : "not counted";
-	return json_pack("{s:o, s:s, s:o?, s:s, s:I, s:I, s:I}",
-		"event", json_text(v->counter->def.name), "gate", gate, "window", json_text(window),
+	return json_pack("{s:o, s:s, s:o, s:s, s:I, s:I, s:I}",
+		"event", json_text(v->counter->def.name), "gate", gate,
+		"window", json_text_or_null(window),
 		"status", status, "count", (json_int_t)value.val,
 		"time_enabled_ns", (json_int_t)value.ena, "time_running_ns", (json_int_t)value.run);
 }
 
-/* Range views: one per event of every spec of every set. */
-static void json_range_views(const struct run *run, json_t *views)
+/* Range views: one per event of every spec of every set: 0, or -1 out
+ * of memory. */
+static int json_range_views(const struct run *run, json_t *views)
 {
+	int failed = 0;
+
 	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
 		const struct range_set *rs = range_registry_set(run->ranges, i);
 
@@ -272,7 +305,7 @@ static void json_range_views(const struct run *run, json_t *views)
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
 				bool ok = range_set_supported(rs, sp, e);
 
-				json_array_append_new(views, json_pack(
+				failed |= json_array_append_new(views, json_pack(
 					"{s:o, s:s, s:o, s:s, s:I, s:b}",
 					"event", json_text(range_set_event_name(rs, sp, e)),
 					"gate", "range", "range", json_text(range_set_label(rs, sp)),
@@ -282,23 +315,26 @@ static void json_range_views(const struct run *run, json_t *views)
 			}
 		}
 	}
+	return failed;
 }
 
 /* Every range set: its specs as written, and what it lost. */
 static json_t *json_ranges(const struct run *run)
 {
 	json_t *ranges = json_array();
+	int failed = 0;
 
 	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
 		const struct range_set *rs = range_registry_set(run->ranges, i);
 
 		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++)
-			json_array_append_new(ranges, json_pack("{s:o, s:o?, s:o, s:b, s:I}",
-				"label", json_text(range_set_label(rs, sp)), "name", json_text(range_set_name(rs)),
+			failed |= json_array_append_new(ranges, json_pack("{s:o, s:o, s:o, s:b, s:I}",
+				"label", json_text(range_set_label(rs, sp)),
+				"name", json_text_or_null(range_set_name(rs)),
 				"spec", json_text(range_set_spec_text(rs, sp)), "unloaded", range_set_is_unloaded(rs),
 				"lost_records", (json_int_t)range_set_lost(rs)));
 	}
-	return ranges;
+	return json_drop_if(ranges, failed);
 }
 
 /* -A, --per-*: the default view's values per key, as the report's rows. */
@@ -308,11 +344,13 @@ static json_t *json_per_key(const struct run *run, struct view *v)
 	struct counter_value *sums = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*sums));
 	int *nrs = calloc(m->nr_keys ? m->nr_keys : 1, sizeof(*nrs));
 	json_t *keys = json_array();
+	int failed = 0;
 
 	if (!sums || !nrs) {
 		free(sums);
 		free(nrs);
-		return keys;
+		json_decref(keys);
+		return NULL;
 	}
 	aggr_view_sums(m, v, AGGR_VALUES_TOTAL, sums, nrs);
 	for (size_t k = 0; k < m->nr_keys; k++) {
@@ -322,33 +360,36 @@ static json_t *json_per_key(const struct run *run, struct view *v)
 				     "counted" : "not counted";
 
 		aggr_key_name(m, k, name, sizeof(name));
-		json_array_append_new(keys, json_pack("{s:o, s:i, s:s, s:I, s:I, s:I}",
+		failed |= json_array_append_new(keys, json_pack("{s:o, s:i, s:s, s:I, s:I, s:I}",
 			"key", json_text(name), "aggregate_number", nrs[k], "status", status,
 			"count", (json_int_t)sums[k].val, "time_enabled_ns", (json_int_t)sums[k].ena,
 			"time_running_ns", (json_int_t)sums[k].run));
 	}
 	free(sums);
 	free(nrs);
-	return keys;
+	return json_drop_if(keys, failed);
 }
 
 static json_t *json_views(const struct run *run)
 {
 	json_t *views = json_array();
+	int failed = 0;
 
 	for (size_t i = 0; i < run->nr_counters; i++) {
 		json_t *view = json_view(&run->default_views[i], "default", NULL);
 
-		if (run->aggr)
-			json_object_set_new(view, "per_key", json_per_key(run, &run->default_views[i]));
-		json_array_append_new(views, view);
+		if (run->aggr && json_object_set_new(view, "per_key",
+						     json_per_key(run, &run->default_views[i])))
+			failed = 1;
+		failed |= json_array_append_new(views, view);
 	}
 	for (size_t w = 0; w < run->nr_windows; w++)
 		for (size_t i = 0; i < run->nr_counters; i++)
-			json_array_append_new(views, json_view(&run->windows[w]->views[i], "window",
-							       run->windows[w]->name));
-	json_range_views(run, views);
-	return views;
+			failed |= json_array_append_new(views,
+							json_view(&run->windows[w]->views[i],
+								  "window", run->windows[w]->name));
+	failed |= json_range_views(run, views);
+	return json_drop_if(views, failed);
 }
 
 /* A number, or null for NAN (a quantile with no kept values). */
@@ -396,34 +437,40 @@ static json_t *json_per_call(const struct run *run, const struct window *w)
 {
 	size_t kept = w->log.kept, *order = calloc(kept ? kept : 1, sizeof(*order));
 	json_t *begin = json_array(), *end = json_array(), *counts = json_object();
+	int failed = !order;
 
-	for (size_t r = 0; r < kept; r++)
+	for (size_t r = 0; order && r < kept; r++)
 		order[r] = r;
-	qsort_r(order, kept, sizeof(*order), json_by_begin, (void *)w);
-	for (size_t r = 0; r < kept; r++) {
-		json_array_append_new(begin, json_integer((json_int_t)
+	if (order)
+		qsort_r(order, kept, sizeof(*order), json_by_begin, (void *)w);
+	for (size_t r = 0; order && r < kept; r++) {
+		failed |= json_array_append_new(begin, json_integer((json_int_t)
 			ns_since(&run->started, w->log.begin_ns[order[r]])));
-		json_array_append_new(end, json_integer((json_int_t)
+		failed |= json_array_append_new(end, json_integer((json_int_t)
 			ns_since(&run->started, w->log.end_ns[order[r]])));
 	}
-	for (size_t i = 0; i < w->nr_views; i++) {
+	for (size_t i = 0; order && i < w->nr_views; i++) {
 		json_t *values = json_array();
+		int lost = 0;
 
 		for (size_t r = 0; r < kept; r++)
-			json_array_append_new(values, json_integer((json_int_t)
+			lost |= json_array_append_new(values, json_integer((json_int_t)
 				w->log.values[order[r] * w->nr_views + i]));
-		json_set(counts, run->counters[i].def.name,
-				    run->counters[i].supported ? values : (json_decref(values), json_null()));
+		failed |= json_set(counts, run->counters[i].def.name,
+				   run->counters[i].supported ? json_drop_if(values, lost) :
+				   (json_decref(values), json_null()));
 	}
 	free(order);
 	return json_pack("{s:I, s:b, s:o, s:o, s:o}",
 		"kept", (json_int_t)kept, "sampled", kept < w->calls,
-		"begin_ns", begin, "end_ns", end, "counts", counts);
+		"begin_ns", json_drop_if(begin, failed), "end_ns", json_drop_if(end, failed),
+		"counts", json_drop_if(counts, failed));
 }
 
 static json_t *json_windows(const struct run *run)
 {
 	json_t *windows = json_array();
+	int failed = 0;
 
 	for (size_t i = 0; i < run->nr_windows; i++) {
 		const struct window *w = run->windows[i];
@@ -431,22 +478,23 @@ static json_t *json_windows(const struct run *run)
 
 		if (w->calls) {
 			json_t *counts = json_object();
+			int lost = 0;
 
 			for (size_t v = 0; v < w->nr_views; v++)
-				json_set(counts, run->counters[v].def.name,
-					json_call_stats(w, &w->call_stats[v], v,
-							run->counters[v].supported));
+				lost |= json_set(counts, run->counters[v].def.name,
+						 json_call_stats(w, &w->call_stats[v], v,
+								 run->counters[v].supported));
 			stats = json_pack("{s:o, s:o}",
 				"time_ns", json_call_stats(w, &w->time_stats, w->nr_views, true),
-				"counts", counts);
+				"counts", json_drop_if(counts, lost));
 		}
-		json_array_append_new(windows, json_pack("{s:o, s:I, s:I, s:I, s:o, s:o}",
+		failed |= json_array_append_new(windows, json_pack("{s:o, s:I, s:I, s:I, s:o, s:o}",
 			"name", json_text(w->name), "calls", (json_int_t)w->calls,
 			"open_ns", (json_int_t)window_open_ns(w),
 			"open_at_end", (json_int_t)w->open_at_finish,
 			"stats", stats, "per_call", json_per_call(run, w)));
 	}
-	return windows;
+	return json_drop_if(windows, failed);
 }
 
 /* ---- the -I series ------------------------------------------------------ */
@@ -455,14 +503,18 @@ void json_report_interval_begin(struct json_report *jr, uint64_t time_ns)
 {
 	if (!jr || !jr->path)
 		return;
-	if (!jr->intervals)
-		jr->intervals = json_array();
+	if (!jr->intervals && !(jr->intervals = json_array())) {
+		jr->out_of_memory = true;
+		return;
+	}
 	if (json_array_size(jr->intervals) >= JSON_REPORT_INTERVALS_MAX) {
 		jr->intervals_dropped++;
 		return;
 	}
 	jr->interval = json_pack("{s:I, s:{}, s:{}, s:{}}", "time_ns", (json_int_t)time_ns,
 				"default", "windows", "ranges");
+	if (!jr->interval)
+		jr->out_of_memory = true;
 }
 
 /* A row's value in the series: its count, null when its gate stayed shut
@@ -477,6 +529,7 @@ void json_report_interval_rows(struct json_report *jr, const char *window,
 			       const struct report_row *rows, size_t n)
 {
 	json_t *into;
+	int failed = 0;
 
 	if (!jr || !jr->interval)
 		return;
@@ -485,28 +538,34 @@ void json_report_interval_rows(struct json_report *jr, const char *window,
 	if (window) {
 		json_decref(into);
 		into = json_object();
-		json_set(json_object_get(jr->interval, "windows"), window, json_incref(into));
+		failed |= json_set(json_object_get(jr->interval, "windows"), window,
+				   json_incref(into));
 	}
 	for (size_t i = 0; i < n; i++) {
 		char *key = NULL;
 
 		if (!rows[i].range) {
-			json_set(into, rows[i].event, json_row_value(&rows[i]));
+			failed |= json_set(into, rows[i].event, json_row_value(&rows[i]));
 			continue;
 		}
-		if (asprintf(&key, "%s@%s", rows[i].event, rows[i].range) < 0)
+		if (asprintf(&key, "%s@%s", rows[i].event, rows[i].range) < 0) {
+			failed = 1;
 			continue;
-		json_set(json_object_get(jr->interval, "ranges"), key, json_row_value(&rows[i]));
+		}
+		failed |= json_set(json_object_get(jr->interval, "ranges"), key,
+				   json_row_value(&rows[i]));
 		free(key);
 	}
 	json_decref(into);
+	jr->out_of_memory |= failed != 0;
 }
 
 void json_report_interval_end(struct json_report *jr)
 {
 	if (!jr || !jr->interval)
 		return;
-	json_array_append_new(jr->intervals, jr->interval);
+	if (json_array_append_new(jr->intervals, jr->interval))
+		jr->out_of_memory = true;
 	jr->interval = NULL;
 }
 
@@ -522,14 +581,15 @@ static const char *json_ended_by(const struct run *run, char *buf, size_t size)
 static json_t *json_run(const struct run *run, int exit_code)
 {
 	json_t *command = json_array();
+	int failed = 0;
 	char signal_name[32];
 	uint64_t elapsed = (uint64_t)(run->ended.tv_sec - run->started.tv_sec) * 1000000000u +
 			   (uint64_t)run->ended.tv_nsec - (uint64_t)run->started.tv_nsec;
 
 	for (int i = 0; i < run->opts->nr_workload; i++)
-		json_array_append_new(command, json_text(run->opts->workload[i]));
+		failed |= json_array_append_new(command, json_text(run->opts->workload[i]));
 	return json_pack("{s:o, s:o, s:b, s:I, s:i, s:s?}",
-		"target", json_text(run->target), "command", command,
+		"target", json_text(run->target), "command", json_drop_if(command, failed),
 		"system_wide", run->opts->system_wide || run->opts->cpu_list,
 		"elapsed_ns", (json_int_t)elapsed, "exit_status", exit_code,
 		"ended_by", json_ended_by(run, signal_name, sizeof(signal_name)));
@@ -687,6 +747,10 @@ int json_report_write(struct json_report *jr, const struct run *run, int exit_co
 	errno = 0;
 	if (!jr->intervals)
 		jr->intervals = json_array();
+	if (!jr->intervals || jr->out_of_memory) {
+		log_error("cannot write --json-file '%s': out of memory", path);
+		return -1;
+	}
 	doc = json_pack_ex(&error, 0, "{s:{s:s, s:i}, s:o, s:o, s:o, s:o, s:o, s:O, s:I}",
 		"perfgate", "version", PACKAGE_VERSION, "schema", JSON_REPORT_SCHEMA_VERSION,
 		"run", json_run(run, exit_code),
@@ -697,10 +761,15 @@ int json_report_write(struct json_report *jr, const struct run *run, int exit_co
 		"intervals", jr->intervals,
 		"intervals_dropped", (json_int_t)jr->intervals_dropped);
 	/* -r: every run's values; the rest of the document is the last run's. */
-	if (doc && repeat)
-		json_object_set_new(doc, "repeat", json_incref(repeat));
+	if (doc && repeat && json_object_set_new(doc, "repeat", json_incref(repeat))) {
+		json_decref(doc);
+		doc = NULL;
+		snprintf(error.text, sizeof(error.text), "out of memory");
+	}
 	if (!doc) {
+		/* A part given as NULL is one that ran out of memory. */
 		log_error("cannot write --json-file '%s': cannot build the document: %s", path,
+			  json_error_code(&error) == json_error_null_value ? "out of memory" :
 			  error.text);
 		return -1;
 	}
@@ -709,6 +778,8 @@ int json_report_write(struct json_report *jr, const struct run *run, int exit_co
 	} else {
 		text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		rc = text ? 0 : -1;
+		if (!text)
+			log_error("cannot write --json-file '%s': out of memory", path);
 		if (text)
 			output_write(&jr->out, text, strlen(text));
 		free(text);

@@ -2,6 +2,7 @@
  * repeat: the runs of -r N kept as per-run series, and reported as perf
  * stat -r reports them (repeat.h).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +19,27 @@ int repeat_init(struct repeat *rep, unsigned runs)
 	rep->runs_wanted = runs;
 	rep->elapsed_ns = calloc(runs, sizeof(*rep->elapsed_ns));
 	rep->exit_codes = calloc(runs, sizeof(*rep->exit_codes));
-	return rep->elapsed_ns && rep->exit_codes ? 0 : -1;
+	if (!rep->elapsed_ns || !rep->exit_codes) {
+		repeat_free(rep);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void repeat_series_clear(struct repeat_series *sr)
+{
+	free(sr->event);
+	free(sr->label);
+	free(sr->values);
+	free(sr->ena);
+	free(sr->run);
+	free(sr->present);
 }
 
 void repeat_free(struct repeat *rep)
 {
-	for (size_t i = 0; i < rep->nr_series; i++) {
-		struct repeat_series *sr = &rep->series[i];
-
-		free(sr->event);
-		free(sr->label);
-		free(sr->values);
-		free(sr->ena);
-		free(sr->run);
-		free(sr->present);
-	}
+	for (size_t i = 0; i < rep->nr_series; i++)
+		repeat_series_clear(&rep->series[i]);
 	free(rep->series);
 	free(rep->elapsed_ns);
 	free(rep->exit_codes);
@@ -49,21 +56,36 @@ static bool same(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* The series of (kind, label, event), made the first time it is seen. */
-static struct repeat_series *repeat_series_of(struct repeat *rep, enum repeat_kind kind,
-					      const char *label, const char *event)
+/* The series of (kind, label, event), or NULL when there is none. */
+static const struct repeat_series *repeat_series_find(const struct repeat *rep,
+						      enum repeat_kind kind,
+						      const char *label, const char *event)
 {
-	struct repeat_series *sr;
-	unsigned n = rep->runs_wanted;
-
 	for (size_t i = 0; i < rep->nr_series; i++) {
-		sr = &rep->series[i];
+		const struct repeat_series *sr = &rep->series[i];
+
 		if (sr->kind == kind && same(sr->label, label) && same(sr->event, event))
 			return sr;
 	}
+	return NULL;
+}
+
+/* The series of (kind, label, event), made the first time it is seen;
+ * NULL when out of memory (rep->out_of_memory then set). */
+static struct repeat_series *repeat_series_of(struct repeat *rep, enum repeat_kind kind,
+					      const char *label, const char *event)
+{
+	const struct repeat_series *found = repeat_series_find(rep, kind, label, event);
+	struct repeat_series *sr;
+	unsigned n = rep->runs_wanted;
+
+	if (found)
+		return &rep->series[found - rep->series];
 	sr = realloc(rep->series, (rep->nr_series + 1) * sizeof(*sr));
-	if (!sr)
-		abort();
+	if (!sr) {
+		rep->out_of_memory = true;
+		return NULL;
+	}
 	rep->series = sr;
 	sr = &rep->series[rep->nr_series++];
 	memset(sr, 0, sizeof(*sr));
@@ -74,8 +96,13 @@ static struct repeat_series *repeat_series_of(struct repeat *rep, enum repeat_ki
 	sr->ena = calloc(n, sizeof(*sr->ena));
 	sr->run = calloc(n, sizeof(*sr->run));
 	sr->present = calloc(n, sizeof(*sr->present));
-	if (!sr->values || !sr->ena || !sr->run || !sr->present)
-		abort();
+	if ((label && !sr->label) || (event && !sr->event) ||
+	    !sr->values || !sr->ena || !sr->run || !sr->present) {
+		repeat_series_clear(sr);
+		rep->nr_series--;
+		rep->out_of_memory = true;
+		return NULL;
+	}
 	return sr;
 }
 
@@ -86,6 +113,8 @@ static void repeat_put(struct repeat *rep, enum repeat_kind kind, const char *la
 	struct repeat_series *sr = repeat_series_of(rep, kind, label, NULL);
 	unsigned r = rep->runs_done;
 
+	if (!sr)
+		return;
 	sr->supported = true;
 	sr->values[r] = value;
 	sr->ena[r] = sr->run[r] = 1;
@@ -101,6 +130,8 @@ static void repeat_put_row(struct repeat *rep, enum repeat_kind kind, const char
 	unsigned r = rep->runs_done;
 	uint64_t count = row->count;
 
+	if (!sr)
+		return;
 	sr->is_clock = row->is_clock;
 	sr->unit_ns = row->unit != NULL;
 	sr->supported |= row->status != REPORT_NOT_SUPPORTED;
@@ -128,22 +159,27 @@ void repeat_record(struct repeat *rep, const struct run *run, int exit_code)
 	rep->elapsed_ns[rep->runs_done] = (uint64_t)(facts.elapsed_s * 1e9 + 0.5);
 	rep->exit_codes[rep->runs_done] = exit_code;
 	rows = rows_of_views(run, run->default_views, ROWS_TOTAL);
+	rep->out_of_memory |= !rows;
 	for (size_t i = 0; rows && i < run->nr_counters; i++)
 		repeat_put_row(rep, REPEAT_EVENT, NULL, &rows[i]);
 	free(rows);
 	for (size_t w = 0; w < run->nr_windows; w++) {
 		struct window *win = run->windows[w];
+		struct repeat_series *calls;
 
 		repeat_put(rep, REPEAT_WINDOW_CALLS, win->name, win->calls);
 		repeat_put(rep, REPEAT_WINDOW_OPEN, win->name, window_open_ns(win));
-		repeat_series_of(rep, REPEAT_WINDOW_CALLS, win->name, NULL)->open_at_end =
-			win->open_at_finish;
+		calls = repeat_series_of(rep, REPEAT_WINDOW_CALLS, win->name, NULL);
+		if (calls)
+			calls->open_at_end = win->open_at_finish;
 		rows = rows_of_views(run, win->views, ROWS_TOTAL);
+		rep->out_of_memory |= !rows;
 		for (size_t i = 0; rows && i < run->nr_counters; i++)
 			repeat_put_row(rep, REPEAT_WINDOW_EVENT, win->name, &rows[i]);
 		free(rows);
 	}
 	rows = rows_of_ranges(run, ROWS_TOTAL, &n, rep->elapsed_ns[rep->runs_done]);
+	rep->out_of_memory |= !rows;
 	for (size_t i = 0; i < n; i++)
 		repeat_put_row(rep, REPEAT_RANGE, rows[i].range, &rows[i]);
 	free(rows);
@@ -248,15 +284,27 @@ void repeat_print(const struct repeat *rep, const struct run *last, struct repor
 	run.elapsed_s = stats_mean(&elapsed) / 1e9;
 	run.elapsed_sd_s = stats_stddev_of_mean(&elapsed) / 1e9;
 	stats_free(&elapsed);
+	report->out_of_memory |= rep->out_of_memory;
 	rows = repeat_rows(rep, REPEAT_EVENT, NULL, &n);
-	report_final(report, &run, rows, n);
+	if (rows)
+		report_final(report, &run, rows, n);
+	else
+		report->out_of_memory = true;
 	free(rows);
 	for (size_t i = 0; i < rep->nr_series; i++) {
-		const struct repeat_series *sr = &rep->series[i];
+		const struct repeat_series *sr = &rep->series[i], *open;
 		struct report_window rw = { .name = sr->label, .runs = rep->runs_done };
 
 		if (sr->kind != REPEAT_WINDOW_CALLS)
 			continue;
+		/* Made with the calls' series, unless memory ran out then. */
+		open = repeat_series_find(rep, REPEAT_WINDOW_OPEN, sr->label, NULL);
+		rows = repeat_rows(rep, REPEAT_WINDOW_EVENT, sr->label, &n);
+		if (!open || !rows) {
+			report->out_of_memory = true;
+			free(rows);
+			continue;
+		}
 		/* The runs that opened the window: "(2 runs)" of -r 3. */
 		rw.runs = 0;
 		for (unsigned r = 0; r < rep->runs_done; r++)
@@ -264,13 +312,12 @@ void repeat_print(const struct repeat *rep, const struct run *last, struct repor
 		rw.calls_mean = repeat_series_mean(rep, sr);
 		rw.calls = (unsigned long)(rw.calls_mean + 0.5);
 		rw.open_at_end = sr->open_at_end;
-		rw.open_s = repeat_series_mean(rep, repeat_series_of((struct repeat *)rep,
-					       REPEAT_WINDOW_OPEN, sr->label, NULL)) / 1e9;
-		rows = repeat_rows(rep, REPEAT_WINDOW_EVENT, sr->label, &n);
+		rw.open_s = repeat_series_mean(rep, open) / 1e9;
 		report_final_window(report, &rw, rows, n);
 		free(rows);
 	}
 	rows = repeat_rows(rep, REPEAT_RANGE, NULL, &n);
+	report->out_of_memory |= !rows;
 	if (n)
 		report_final_ranges(report, run.elapsed_s, rows, n);
 	free(rows);
@@ -278,12 +325,20 @@ void repeat_print(const struct repeat *rep, const struct run *last, struct repor
 
 /* ---- --json-file ---------------------------------------------------- */
 
-static void repeat_json_set(json_t *obj, const char *key, json_t *value)
+/* obj[key] = value, key made valid UTF-8: 0, or -1 out of memory
+ * (value is freed either way). */
+static int repeat_json_set(json_t *obj, const char *key, json_t *value)
 {
 	char *clean = utf8_valid(key) ? NULL : utf8_sanitize(key);
+	int rc;
 
-	json_object_set_new(obj, clean ? clean : key, value);
+	if (!utf8_valid(key) && !clean) {
+		json_decref(value);
+		return -1;
+	}
+	rc = json_object_set_new(obj, clean ? clean : key, value);
 	free(clean);
+	return rc;
 }
 
 static json_t *repeat_json_real(double v)
@@ -293,81 +348,118 @@ static json_t *repeat_json_real(double v)
 
 /* {"values": [per run, null where the run had none], "mean", "stddev",
  * "stddev_of_mean", "noise_pct"}; the statistics over the runs that have
- * a value, null when none has. */
+ * a value, null when none has.  NULL when out of memory. */
 static json_t *repeat_json_series(const struct repeat *rep, const struct repeat_series *sr)
 {
-	json_t *values = json_array();
+	json_t *values = json_array(), *j = json_object();
 	struct stats st;
 	double ena, run;
 	bool any;
+	int failed = 0;
 
 	for (unsigned r = 0; r < rep->runs_done; r++)
-		json_array_append_new(values, sr->present[r] ?
-				      json_integer((json_int_t)sr->values[r]) : json_null());
+		failed |= json_array_append_new(values, sr->present[r] ?
+						json_integer((json_int_t)sr->values[r]) :
+						json_null());
 	repeat_stats(rep, sr, &st, &ena, &run);
 	any = st.n > 0;
-	json_t *j = json_pack("{s:o, s:I, s:o, s:o, s:o, s:o}",
-		"values", values, "runs", (json_int_t)st.n,
-		"mean", any ? repeat_json_real(stats_mean(&st)) : json_null(),
-		"stddev", any ? repeat_json_real(stats_stddev(&st)) : json_null(),
-		"stddev_of_mean", any ? repeat_json_real(stats_stddev_of_mean(&st)) : json_null(),
-		"noise_pct", any ? repeat_json_real(repeat_noise_pct(&st)) : json_null());
+	/* Set one by one, in the document's order: each call takes its
+	 * value even when it fails, so nothing leaks out of memory. */
+	failed |= json_object_set_new(j, "values", values);
+	failed |= json_object_set_new(j, "runs", json_integer((json_int_t)st.n));
+	failed |= json_object_set_new(j, "mean",
+				      any ? repeat_json_real(stats_mean(&st)) : json_null());
+	failed |= json_object_set_new(j, "stddev",
+				      any ? repeat_json_real(stats_stddev(&st)) : json_null());
+	failed |= json_object_set_new(j, "stddev_of_mean",
+				      any ? repeat_json_real(stats_stddev_of_mean(&st)) : json_null());
+	failed |= json_object_set_new(j, "noise_pct",
+				      any ? repeat_json_real(repeat_noise_pct(&st)) : json_null());
 	stats_free(&st);
+	if (failed) {
+		json_decref(j);
+		return NULL;
+	}
 	return j;
+}
+
+/* A named window's series into windows[label]: 0, or -1 out of memory. */
+static int repeat_json_window(json_t *windows, const struct repeat *rep,
+			      const struct repeat_series *sr)
+{
+	char *key = utf8_sanitize(sr->label);
+	json_t *win;
+
+	if (!key)
+		return -1;
+	win = json_object_get(windows, key);
+	if (!win) {
+		win = json_object();
+		if (json_object_set_new(win, "counts", json_object()) ||
+		    json_object_set_new(windows, key, win)) {
+			free(key);
+			return -1;
+		}
+	}
+	free(key);
+	if (sr->kind == REPEAT_WINDOW_EVENT)
+		return repeat_json_set(json_object_get(win, "counts"), sr->event,
+				       repeat_json_series(rep, sr));
+	return json_object_set_new(win, sr->kind == REPEAT_WINDOW_CALLS ? "calls" : "time_ns",
+				   repeat_json_series(rep, sr));
+}
+
+/* Series sr into counts, windows or ranges: 0, or -1 out of memory. */
+static int repeat_json_add(json_t *counts, json_t *windows, json_t *ranges,
+			   const struct repeat *rep, const struct repeat_series *sr)
+{
+	char *key;
+	int rc;
+
+	switch (sr->kind) {
+	case REPEAT_EVENT:
+		return repeat_json_set(counts, sr->event, repeat_json_series(rep, sr));
+	case REPEAT_RANGE:
+		if (asprintf(&key, "%s@%s", sr->event, sr->label) < 0)
+			return -1;
+		rc = repeat_json_set(ranges, key, repeat_json_series(rep, sr));
+		free(key);
+		return rc;
+	default:
+		return repeat_json_window(windows, rep, sr);
+	}
 }
 
 json_t *repeat_json(const struct repeat *rep)
 {
 	json_t *codes = json_array(), *counts = json_object(), *windows = json_object(),
-	       *ranges = json_object();
+	       *ranges = json_object(), *doc = json_object();
 	struct repeat_series elapsed = {
 		.values = rep->elapsed_ns, .present = calloc(rep->runs_wanted ? rep->runs_wanted : 1, 1),
 	};
-	json_t *doc;
+	int failed = !elapsed.present;
 
 	for (unsigned r = 0; r < rep->runs_done; r++) {
-		json_array_append_new(codes, json_integer(rep->exit_codes[r]));
+		failed |= json_array_append_new(codes, json_integer(rep->exit_codes[r]));
 		if (elapsed.present)
 			elapsed.present[r] = true;
 	}
-	for (size_t i = 0; i < rep->nr_series; i++) {
-		const struct repeat_series *sr = &rep->series[i];
-		json_t *win;
-		char *key;
-
-		switch (sr->kind) {
-		case REPEAT_EVENT:
-			repeat_json_set(counts, sr->event, repeat_json_series(rep, sr));
-			break;
-		case REPEAT_RANGE:
-			if (asprintf(&key, "%s@%s", sr->event, sr->label) < 0)
-				break;
-			repeat_json_set(ranges, key, repeat_json_series(rep, sr));
-			free(key);
-			break;
-		default:
-			key = utf8_sanitize(sr->label);
-			if (!key)
-				break;
-			win = json_object_get(windows, key);
-			if (!win) {
-				win = json_pack("{s:o}", "counts", json_object());
-				json_object_set_new(windows, key, win);
-			}
-			free(key);
-			if (sr->kind == REPEAT_WINDOW_EVENT)
-				repeat_json_set(json_object_get(win, "counts"), sr->event,
-						repeat_json_series(rep, sr));
-			else
-				json_object_set_new(win, sr->kind == REPEAT_WINDOW_CALLS ?
-						    "calls" : "time_ns", repeat_json_series(rep, sr));
-		}
-	}
-	doc = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
-		"runs", (json_int_t)rep->runs_done, "runs_wanted", (json_int_t)rep->runs_wanted,
-		"exit_status", codes,
-		"elapsed_ns", elapsed.present ? repeat_json_series(rep, &elapsed) : json_null(),
-		"counts", counts, "windows", windows, "ranges", ranges);
+	for (size_t i = 0; i < rep->nr_series; i++)
+		failed |= repeat_json_add(counts, windows, ranges, rep, &rep->series[i]);
+	/* In the document's order; each call takes its value, failed or not. */
+	failed |= json_object_set_new(doc, "runs", json_integer((json_int_t)rep->runs_done));
+	failed |= json_object_set_new(doc, "runs_wanted",
+				      json_integer((json_int_t)rep->runs_wanted));
+	failed |= json_object_set_new(doc, "exit_status", codes);
+	failed |= json_object_set_new(doc, "elapsed_ns",
+				      elapsed.present ? repeat_json_series(rep, &elapsed) : NULL);
+	failed |= json_object_set_new(doc, "counts", counts);
+	failed |= json_object_set_new(doc, "windows", windows);
+	failed |= json_object_set_new(doc, "ranges", ranges);
 	free(elapsed.present);
+	if (failed || rep->out_of_memory) {
+		json_decref(doc);
+		return NULL;
+	}
 	return doc;
 }

@@ -54,8 +54,12 @@ struct repeat {
 	uint64_t *elapsed_ns;	/* per run */
 	int *exit_codes;	/* per run */
 	bool told_range_fallback;	/* ranges fell back to samples: said once */
+	/* Values of some run could not be kept for want of memory: the
+	 * report is short, and says so (report.h's out_of_memory). */
+	bool out_of_memory;
 };
 
+/* 0, or -ENOMEM (rep then holds nothing to free). */
 int repeat_init(struct repeat *rep, unsigned runs);
 void repeat_free(struct repeat *rep);
 /* Record the run that has just ended (views closed), whose workload
@@ -64,9 +68,11 @@ void repeat_record(struct repeat *rep, const struct run *run, int exit_code);
 /* Whether no run is left to start. */
 bool repeat_done(const struct repeat *rep);
 /* The final report of every run recorded, as perf stat -r prints it;
- * run is the last one (its target). */
+ * run is the last one (its target).  Rows out of memory are left out
+ * and report->out_of_memory set. */
 void repeat_print(const struct repeat *rep, const struct run *run, struct report *report);
-/* The --json-file document's "repeat" object (docs/json-report.md). */
+/* The --json-file document's "repeat" object (docs/json-report.md), or
+ * NULL when out of memory. */
 struct json_t *repeat_json(const struct repeat *rep);
 
 #endif

@@ -96,6 +96,10 @@ struct report {
 	/* -A, --per-*: rows carry perf's key columns (row->aggr), and the
 	 * -I text header names them.  Set it after report_init(). */
 	enum aggr_mode aggr_mode;
+	/* Rows that could not be made for want of memory were left out of
+	 * a report (rows.c, repeat.c): the session says so and the run
+	 * fails, rather than a short report passing for a whole one. */
+	bool out_of_memory;
 };
 
 /* What the final report's header and footer say about the run. */

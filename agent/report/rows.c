@@ -67,16 +67,23 @@ struct report_row *rows_of_views(const struct run *run, struct view *views, enum
 }
 
 /* The default window's rows per key under -A and --per-* (malloc'd, *n
- * of them), from its rows per counter just taken; NULL without a mode. */
-static struct report_row *aggr_rows_of(const struct run *run, const struct report_row *totals,
-				       enum rows_mode mode, size_t *n)
+ * of them), from its rows per counter just taken; NULL without a mode,
+ * or when out of memory (report->out_of_memory then set). */
+static struct report_row *aggr_rows_of(const struct run *run, struct report *report,
+				       const struct report_row *totals, enum rows_mode mode,
+				       size_t *n)
 {
+	struct report_row *rows;
+
 	*n = 0;
 	if (!run->aggr || !totals)
 		return NULL;
-	return aggr_rows(run->aggr, run->default_views, totals, run->nr_counters,
+	rows = aggr_rows(run->aggr, run->default_views, totals, run->nr_counters,
 			 mode == ROWS_INTERVAL ? AGGR_VALUES_INTERVAL :
 			 mode == ROWS_SHOWN ? AGGR_VALUES_SHOWN : AGGR_VALUES_TOTAL, n);
+	if (!rows)
+		report->out_of_memory = true;
+	return rows;
 }
 
 static struct report_window report_window_of(const struct window *w)
@@ -92,9 +99,19 @@ static struct report_window report_window_of(const struct window *w)
 struct report_row *rows_of_ranges(const struct run *run, enum rows_mode mode, size_t *n,
 				  uint64_t span_ns)
 {
-	struct report_row *rows = NULL;
+	struct report_row *rows;
+	size_t total = 0;
 
 	*n = 0;
+	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
+		struct range_set *rs = range_registry_set(run->ranges, i);
+
+		for (size_t sp = 0; sp < range_set_nr_specs(rs); sp++)
+			total += range_set_nr_events(rs, sp);
+	}
+	rows = calloc(total ? total : 1, sizeof(*rows));
+	if (!rows)
+		return NULL;
 	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
 		struct range_set *rs = range_registry_set(run->ranges, i);
 		bool incomplete = range_set_lost(rs) > 0;
@@ -103,11 +120,8 @@ struct report_row *rows_of_ranges(const struct run *run, enum rows_mode mode, si
 			for (size_t e = 0; e < range_set_nr_events(rs, sp); e++) {
 				uint64_t value = range_set_value(rs, sp, e);
 				uint64_t *base = range_set_interval_base(rs, sp, e);
-				struct report_row *row;
+				struct report_row *row = &rows[(*n)++];
 
-				rows = realloc(rows, (*n + 1) * sizeof(*rows));
-				row = &rows[(*n)++];
-				memset(row, 0, sizeof(*row));
 				row->event = range_set_event_name(rs, sp, e);
 				row->range = range_set_label(rs, sp);
 				row->is_clock = range_set_event(rs, sp, e)->is_clock;
@@ -171,6 +185,8 @@ void rows_print_verbose_end(const struct run *run, struct report *report)
 	rows = rows_of_views(run, run->default_views, ROWS_INTERVAL);
 	if (rows)
 		print_verbose(run, report->out, rows);
+	else
+		report->out_of_memory = true;
 	free(rows);
 }
 
@@ -181,13 +197,15 @@ static void print_interval_default(const struct run *run, struct report *report,
 	struct report_row *rows = rows_of_views(run, run->default_views, mode), *per_key;
 	size_t n;
 
-	if (!rows)
+	if (!rows) {
+		report->out_of_memory = true;
 		return;
+	}
 	print_verbose(run, report->out, rows);
-	per_key = aggr_rows_of(run, rows, mode, &n);
+	per_key = aggr_rows_of(run, report, rows, mode, &n);
 	if (per_key)
 		report_interval(report, now, per_key, n);
-	else
+	else if (!run->aggr)
 		report_interval(report, now, rows, run->nr_counters);
 	/* The document's series keeps each event's total. */
 	json_report_interval_rows(json, NULL, rows, run->nr_counters);
@@ -211,14 +229,18 @@ void rows_print_interval(const struct run *run, struct report *report, struct js
 		struct report_window rw = report_window_of(run->windows[i]);
 
 		rows = rows_of_views(run, run->windows[i]->views, mode);
-		if (!rows)
+		if (!rows) {
+			report->out_of_memory = true;
 			continue;
+		}
 		report_interval_window(report, now, &rw, rows, run->nr_counters);
 		json_report_interval_rows(json, run->windows[i]->name, rows, run->nr_counters);
 		free(rows);
 	}
 	rows = rows_of_ranges(run, mode, &n, mode == ROWS_INTERVAL ? report->interval_ns :
 			      (uint64_t)(now * 1e9));
+	if (!rows)
+		report->out_of_memory = true;
 	if (n)
 		report_interval_ranges(report, now, rows, n);
 	json_report_interval_rows(json, NULL, rows, n);
@@ -264,8 +286,10 @@ static void print_final_windows(const struct run *run, struct report *report)
 
 		rw.call_stats = lines;
 		rw.call_stats_sampled = run->windows[i]->log.kept < run->windows[i]->calls;
-		if (rows)
+		if (rows && lines)
 			report_final_window(report, &rw, rows, run->nr_counters);
+		else
+			report->out_of_memory = true;
 		free(rows);
 		free(lines);
 	}
@@ -278,19 +302,23 @@ void rows_print_final(const struct run *run, struct report *report, enum rows_mo
 	size_t n;
 
 	rows = rows_of_views(run, run->default_views, mode);
-	if (!rows)
+	if (!rows) {
+		report->out_of_memory = true;
 		return;
+	}
 	rows_report_run(run, &facts);
 	print_verbose(run, report->out, rows);
-	per_key = aggr_rows_of(run, rows, mode, &n);
+	per_key = aggr_rows_of(run, report, rows, mode, &n);
 	if (per_key)
 		report_final(report, &facts, per_key, n);
-	else
+	else if (!run->aggr)
 		report_final(report, &facts, rows, run->nr_counters);
 	free(per_key);
 	free(rows);
 	print_final_windows(run, report);
 	rows = rows_of_ranges(run, ROWS_TOTAL, &n, (uint64_t)(facts.elapsed_s * 1e9));
+	if (!rows)
+		report->out_of_memory = true;
 	if (n)
 		report_final_ranges(report, facts.elapsed_s, rows, n);
 	free(rows);

@@ -30,12 +30,17 @@ enum rows_mode {
  * of memory. */
 struct report_row *rows_of_views(const struct run *run, struct view *views, enum rows_mode mode);
 /* The rows of every range view of every set (malloc'd, *n of them), each
- * enabled and running for span_ns.  For an interval, each row is the
- * delta since the last one. */
+ * enabled and running for span_ns, or NULL when out of memory.  For an
+ * interval, each row is the delta since the last one. */
 struct report_row *rows_of_ranges(const struct run *run, enum rows_mode mode, size_t *n,
 				  uint64_t span_ns);
 /* The run's facts for the final report's header and footer. */
 void rows_report_run(const struct run *run, struct report_run *out);
+
+/*
+ * The printers below leave out rows they cannot make for want of memory,
+ * and set report->out_of_memory (report.h) for the caller to say so.
+ */
 
 /* Interval-style lines of every view: -I's (ROWS_INTERVAL: each view's
  * delta since the last ones, also recorded in json's series; json may be
