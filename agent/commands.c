@@ -80,9 +80,9 @@ static void commands_hello(struct control_channel *ch)
 				  "commands", "enable", "disable", "ping", "snapshot", "stop", "hello",
 				  "evlist", "window begin", "window end", "range load",
 				  "range unload");
-	char *text = json_dumps(hello, JSON_COMPACT);
+	char *text = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
 
-	control_reply(ch, true, text);
+	control_reply(ch, text != NULL, text ? text : "out of memory");
 	free(text);
 	json_decref(hello);
 }

@@ -103,6 +103,10 @@ static int session_resolve_events(struct session *s)
 	}
 	s->run.counters = calloc(n ? n : 1, sizeof(*s->run.counters));
 	s->run.default_views = calloc(n ? n : 1, sizeof(*s->run.default_views));
+	if (!s->run.counters || !s->run.default_views) {
+		log_error("out of memory");
+		goto fail;	/* session_free frees what was made */
+	}
 	for (size_t i = 0; i < n; i++) {
 		s->run.counters[i].def = defs[i];
 		view_init(&s->run.default_views[i], &s->run.counters[i]);
@@ -128,8 +132,10 @@ static int session_libperf_print(enum libperf_print_level level, const char *fmt
 	if (level != LIBPERF_ERR)
 		return 0;
 	n = vasprintf(&text, fmt, ap);
-	if (n < 0)
+	if (n < 0) {
+		log_error("libperf: an error, out of memory for its message");
 		return n;
+	}
 	if (n > 0 && text[n - 1] == '\n')
 		text[n - 1] = '\0';
 	log_error("libperf: %s", text);
@@ -367,19 +373,28 @@ static int session_track_aggr(struct session *s, const struct counter_target *ta
 	return 0;
 }
 
-/* One read for all software and tracepoint counters (counter_open_read_group). */
-static void session_open_read_group(struct session *s, const struct counter_target *target)
+/* One read for all software and tracepoint counters (counter_open_read_group):
+ * 0, or -1 out of memory (said). */
+static int session_open_read_group(struct session *s, const struct counter_target *target)
 {
 	struct counter **members = malloc((s->run.nr_counters ? s->run.nr_counters : 1) * sizeof(*members));
 	size_t n = 0;
+	int rc;
 
-	if (!members)
-		return;
+	if (!members) {
+		log_error("out of memory");
+		return -1;
+	}
 	for (size_t i = 0; i < s->run.nr_counters; i++)
 		if (counter_may_join_read_group(&s->run.counters[i], target))
 			members[n++] = &s->run.counters[i];
-	counter_open_read_group(members, n, target);
+	rc = counter_open_read_group(members, n, target);
 	free(members);
+	if (rc) {
+		log_error("out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 static int session_open_counters_once(struct session *s)
@@ -412,7 +427,7 @@ static int session_open_counters_once(struct session *s)
 		}
 	}
 	if (!rc)
-		session_open_read_group(s, &target);
+		rc = session_open_read_group(s, &target);
 	if (!rc && s->run.opts->aggr_mode != AGGR_GLOBAL)
 		rc = session_track_aggr(s, &target);
 	if (target.cgroup)
@@ -508,6 +523,10 @@ static int session_open_channels(struct session *s)
 	const struct options *opts = s->run.opts;
 
 	s->channels = calloc(opts->nr_controls + 1, sizeof(*s->channels));
+	if (!s->channels) {
+		log_error("out of memory");
+		return -1;
+	}
 	for (size_t i = 0; i < opts->nr_controls; i++) {
 		if (control_open(&s->channels[i], &opts->controls[i], s->base, s->on_line, s))
 			return -1;
@@ -622,20 +641,36 @@ static void on_target_ended(evutil_socket_t fd, short what, void *arg)
 }
 
 /* -p/-t: the run ends when the last target ends, as perf stat's does. */
+/* Close fds[from..nr), no watch holds them, and free fds. */
+static void session_close_fds(int *fds, size_t from, size_t nr)
+{
+	for (size_t i = from; i < nr; i++)
+		close(fds[i]);
+	free(fds);
+}
+
 static int session_watch_targets(struct session *s)
 {
 	int *fds;
 	size_t nr = target_pidfds(s->run.opts, &fds);
 
 	s->target_watches = calloc(nr ? nr : 1, sizeof(*s->target_watches));
+	if (!s->target_watches) {
+		session_close_fds(fds, 0, nr);
+		log_error("out of memory");
+		return -1;
+	}
+	s->nr_target_watches = nr;	/* session_free closes those watched */
 	for (size_t i = 0; i < nr; i++) {
 		s->target_watches[i] = event_new(s->base, fds[i], EV_READ, on_target_ended, s);
 		if (!s->target_watches[i] || event_add(s->target_watches[i], NULL)) {
-			free(fds);
+			if (!s->target_watches[i])
+				log_error("out of memory");
+			session_close_fds(fds, s->target_watches[i] ? i + 1 : i, nr);
 			return -1;
 		}
 	}
-	s->nr_target_watches = s->targets_alive = nr;
+	s->targets_alive = nr;
 	free(fds);
 	return 0;
 }
@@ -647,15 +682,26 @@ static int session_add_timers(struct session *s)
 	size_t nr = 1 + signals_ending(signals + 1);
 
 	s->signal_events = calloc(nr, sizeof(*s->signal_events));
+	if (!s->signal_events) {
+		log_error("out of memory");
+		return -1;
+	}
 	for (size_t i = 0; i < nr; i++) {
 		s->signal_events[i] = evsignal_new(s->base, signals[i], on_signal, s);
 		if (!s->signal_events[i] || event_priority_set(s->signal_events[i], 0) ||
-		    event_add(s->signal_events[i], NULL))
+		    event_add(s->signal_events[i], NULL)) {
+			if (!s->signal_events[i])
+				log_error("out of memory");
 			return -1;
+		}
 		s->nr_signal_events = i + 1;
 	}
 	if (opts->interval_ms) {
 		s->interval_timer = event_new(s->base, -1, EV_PERSIST, on_interval, s);
+		if (!s->interval_timer) {
+			log_error("out of memory");
+			return -1;
+		}
 		event_priority_set(s->interval_timer, 0);
 		/* With -D MS, intervals start when the delay has elapsed. */
 		if (opts->delay_ms <= 0)
@@ -665,6 +711,10 @@ static int session_add_timers(struct session *s)
 		struct timeval tv = { opts->delay_ms / 1000, (opts->delay_ms % 1000) * 1000 };
 
 		s->delay_timer = evtimer_new(s->base, on_delay_elapsed, s);
+		if (!s->delay_timer) {
+			log_error("out of memory");
+			return -1;
+		}
 		event_priority_set(s->delay_timer, 0);
 		event_add(s->delay_timer, &tv);
 	}
