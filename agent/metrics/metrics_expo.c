@@ -8,7 +8,9 @@
  * labels (an event given twice with -e, a range spec given twice) are
  * written once: a repeated series is an error to every Prometheus parser.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,25 @@ struct expo {
 	enum metrics_format format;
 	const struct options *opts;
 	bool constant_labels;
+	bool failed;		/* some text could not be added: out of memory */
 };
+
+static void expo_add(struct expo *x, const void *data, size_t len)
+{
+	if (evbuffer_add(x->out, data, len))
+		x->failed = true;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void expo_printf(struct expo *x, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (evbuffer_add_vprintf(x->out, fmt, ap) < 0)
+		x->failed = true;
+	va_end(ap);
+}
 
 const char *metrics_expo_content_type(enum metrics_format format)
 {
@@ -48,27 +68,27 @@ const char *metrics_expo_content_type(enum metrics_format format)
  * newline escaped (both formats).  Label values must be UTF-8; a byte that
  * is not is written as U+FFFD, so an odd event name cannot break a scrape.
  */
-static void expo_label_value(struct evbuffer *out, const char *value)
+static void expo_label_value(struct expo *x, const char *value)
 {
 	const char *p = value;
 
-	evbuffer_add(out, "\"", 1);
+	expo_add(x, "\"", 1);
 	while (*p) {
 		size_t len = utf8_char_len(p);
 
 		if (*p == '\\')
-			evbuffer_add(out, "\\\\", 2);
+			expo_add(x, "\\\\", 2);
 		else if (*p == '"')
-			evbuffer_add(out, "\\\"", 2);
+			expo_add(x, "\\\"", 2);
 		else if (*p == '\n')
-			evbuffer_add(out, "\\n", 2);
+			expo_add(x, "\\n", 2);
 		else if (len)
-			evbuffer_add(out, p, len);
+			expo_add(x, p, len);
 		else
-			evbuffer_add(out, UTF8_REPLACEMENT, 3);
+			expo_add(x, UTF8_REPLACEMENT, 3);
 		p += len ? len : 1;
 	}
-	evbuffer_add(out, "\"", 1);
+	expo_add(x, "\"", 1);
 }
 
 /*
@@ -83,18 +103,18 @@ static void expo_family(struct expo *x, const char *name, const char *type,
 	const char *suffix = "";
 
 	if (x->format == METRICS_OPENMETRICS) {
-		evbuffer_add_printf(x->out, "# TYPE %s %s\n", name, type);
+		expo_printf(x, "# TYPE %s %s\n", name, type);
 		if (unit)
-			evbuffer_add_printf(x->out, "# UNIT %s %s\n", name, unit);
-		evbuffer_add_printf(x->out, "# HELP %s %s\n", name, help);
+			expo_printf(x, "# UNIT %s %s\n", name, unit);
+		expo_printf(x, "# HELP %s %s\n", name, help);
 		return;
 	}
 	if (strcmp(type, "counter") == 0)
 		suffix = "_total";
 	else if (strcmp(type, "info") == 0)
 		suffix = "_info", type = "gauge";
-	evbuffer_add_printf(x->out, "# HELP %s%s %s\n", name, suffix, help);
-	evbuffer_add_printf(x->out, "# TYPE %s%s %s\n", name, suffix, type);
+	expo_printf(x, "# HELP %s%s %s\n", name, suffix, help);
+	expo_printf(x, "# TYPE %s%s %s\n", name, suffix, type);
 }
 
 /* NAME{k="v",...} VALUE: pairs with a NULL value are left out. */
@@ -103,23 +123,23 @@ static void expo_sample(struct expo *x, const char *name, const char *const *lab
 {
 	bool first = true;
 
-	evbuffer_add_printf(x->out, "%s", name);
+	expo_printf(x, "%s", name);
 	if (x->constant_labels) {
 		for (size_t i = 0; i < x->opts->nr_metrics_labels; i++) {
-			evbuffer_add_printf(x->out, "%s%s=", first ? "{" : ",",
+			expo_printf(x, "%s%s=", first ? "{" : ",",
 					    x->opts->metrics_labels[i].name);
-			expo_label_value(x->out, x->opts->metrics_labels[i].value);
+			expo_label_value(x, x->opts->metrics_labels[i].value);
 			first = false;
 		}
 	}
 	for (size_t i = 0; i + 1 < 2 * nr; i += 2) {
 		if (!labels[i + 1])
 			continue;
-		evbuffer_add_printf(x->out, "%s%s=", first ? "{" : ",", labels[i]);
-		expo_label_value(x->out, labels[i + 1]);
+		expo_printf(x, "%s%s=", first ? "{" : ",", labels[i]);
+		expo_label_value(x, labels[i + 1]);
 		first = false;
 	}
-	evbuffer_add_printf(x->out, "%s %s\n", first ? "" : "}", value);
+	expo_printf(x, "%s %s\n", first ? "" : "}", value);
 }
 
 static const char *fmt_count(char *buf, size_t size, uint64_t v)
@@ -151,17 +171,26 @@ static bool expo_row_repeats(const struct expo_row *rows, size_t nr, const struc
 	return false;
 }
 
-static void expo_add_row(struct expo_row **rows, size_t *nr, const struct expo_row *r)
+/* Row r after rows[0..*nr) unless it repeats one: 0, or -ENOMEM (the
+ * rows then as they were). */
+static int expo_add_row(struct expo_row **rows, size_t *nr, const struct expo_row *r)
 {
+	struct expo_row *grown;
+
 	if (expo_row_repeats(*rows, *nr, r))
-		return;
-	*rows = realloc(*rows, (*nr + 1) * sizeof(**rows));
+		return 0;
+	grown = realloc(*rows, (*nr + 1) * sizeof(**rows));
+	if (!grown)
+		return -ENOMEM;
+	*rows = grown;
 	(*rows)[(*nr)++] = *r;
+	return 0;
 }
 
-/* The views of one gate over every counter (the default one, a window's). */
-static void expo_collect_views(const struct run *run, struct view *views, const char *gate,
-			       const char *window, struct expo_row **rows, size_t *nr)
+/* The views of one gate over every counter (the default one, a window's):
+ * 0, or -ENOMEM. */
+static int expo_collect_views(const struct run *run, struct view *views, const char *gate,
+			      const char *window, struct expo_row **rows, size_t *nr)
 {
 	for (size_t i = 0; i < run->nr_counters; i++) {
 		const struct counter *c = &run->counters[i];
@@ -174,20 +203,26 @@ static void expo_collect_views(const struct run *run, struct view *views, const 
 		if (!c->supported)
 			continue;
 		view_value(&views[i], &r.value);
-		expo_add_row(rows, nr, &r);
+		if (expo_add_row(rows, nr, &r))
+			return -ENOMEM;
 	}
+	return 0;
 }
 
-/* Every view, in the order of the --json-file document's "views". */
-static struct expo_row *expo_collect(const struct run *run, size_t *nr)
+/* Every view, in the order of the --json-file document's "views" (into
+ * *rows, malloc'd, *nr of them): 0, or -ENOMEM. */
+static int expo_collect(const struct run *run, struct expo_row **rows, size_t *nr)
 {
-	struct expo_row *rows = NULL;
+	int rc;
 
+	*rows = NULL;
 	*nr = 0;
-	expo_collect_views(run, run->default_views, "default", NULL, &rows, nr);
-	for (size_t w = 0; w < run->nr_windows; w++)
-		expo_collect_views(run, run->windows[w]->views, "window", run->windows[w]->name,
-				   &rows, nr);
+	rc = expo_collect_views(run, run->default_views, "default", NULL, rows, nr);
+	for (size_t w = 0; !rc && w < run->nr_windows; w++)
+		rc = expo_collect_views(run, run->windows[w]->views, "window",
+					run->windows[w]->name, rows, nr);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < range_registry_nr_sets(run->ranges); i++) {
 		const struct range_set *rs = range_registry_set(run->ranges, i);
 
@@ -205,11 +240,12 @@ static struct expo_row *expo_collect(const struct run *run, size_t *nr)
 				if (!range_set_supported(rs, sp, e))
 					continue;
 				r.value.val = range_set_value(rs, sp, e);
-				expo_add_row(&rows, nr, &r);
+				if (expo_add_row(rows, nr, &r))
+					return -ENOMEM;
 			}
 		}
 	}
-	return rows;
+	return 0;
 }
 
 enum row_value { ROW_COUNT, ROW_ENABLED, ROW_RUNNING, ROW_INCOMPLETE };
@@ -298,17 +334,20 @@ static void expo_windows(struct expo *x, const struct run *run)
 			   "perfgate_window_depth", window_depth);
 }
 
-void metrics_expo_render(const struct run *run, enum metrics_format format,
-			 bool constant_labels, struct evbuffer *out)
+int metrics_expo_render(const struct run *run, enum metrics_format format,
+			bool constant_labels, struct evbuffer *out)
 {
-	struct expo x = { out, format, run->opts, constant_labels };
+	struct expo x = { out, format, run->opts, constant_labels, false };
 	const char *info_labels[] = { "version", PACKAGE_VERSION };
 	struct expo_row *rows;
 	size_t nr;
 
 	/* The range values of the sample backend wait in ring buffers. */
 	range_registry_drain(run->ranges);
-	rows = expo_collect(run, &nr);
+	if (expo_collect(run, &rows, &nr)) {
+		free(rows);
+		return -ENOMEM;
+	}
 
 	expo_family(&x, "perfgate_count", "counter", NULL,
 		    "Events counted while the view's gate was open.");
@@ -330,6 +369,7 @@ void metrics_expo_render(const struct run *run, enum metrics_format format,
 	expo_family(&x, "perfgate", "info", NULL, "The agent's version.");
 	expo_sample(&x, "perfgate_info", info_labels, 1, "1");
 	if (format == METRICS_OPENMETRICS)
-		evbuffer_add(out, "# EOF\n", 6);
+		expo_add(&x, "# EOF\n", 6);
 	free(rows);
+	return x.failed ? -ENOMEM : 0;
 }

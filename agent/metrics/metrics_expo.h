@@ -27,8 +27,9 @@ enum metrics_format {
 const char *metrics_expo_content_type(enum metrics_format format);
 /* Append the exposition of every view to out.  With constant_labels, the
  * --metrics-label pairs are put on every sample (not for a push: there they
- * are the grouping key).  Reads the counters and drains the range sets. */
-void metrics_expo_render(const struct run *run, enum metrics_format format,
-			 bool constant_labels, struct evbuffer *out);
+ * are the grouping key).  Reads the counters and drains the range sets.
+ * 0, or -ENOMEM when out of memory: out then holds part of it. */
+int metrics_expo_render(const struct run *run, enum metrics_format format,
+			bool constant_labels, struct evbuffer *out);
 
 #endif

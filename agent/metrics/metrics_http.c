@@ -100,7 +100,12 @@ static void metrics_http_text_reply(struct evhttp_request *req, int code, const 
 {
 	struct evbuffer *body = evbuffer_new();
 
-	evbuffer_add_printf(body, "%s\n", text);
+	if (!body || evbuffer_add_printf(body, "%s\n", text) < 0) {
+		if (body)
+			evbuffer_free(body);
+		evhttp_send_error(req, HTTP_INTERNAL, "Out of memory");
+		return;
+	}
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "text/plain; charset=utf-8");
 	evhttp_send_reply(req, code, reason, body);
@@ -131,7 +136,14 @@ static void metrics_http_on_request(struct evhttp_request *req, void *arg)
 	format = metrics_http_negotiate(evhttp_find_header(evhttp_request_get_input_headers(req),
 							   "Accept"));
 	body = evbuffer_new();
-	metrics_expo_render(h->run, format, true, body);
+	/* Never a 200 with part of the exposition: a scrape so cut would
+	 * pass for the whole one. */
+	if (!body || metrics_expo_render(h->run, format, true, body)) {
+		if (body)
+			evbuffer_free(body);
+		evhttp_send_error(req, HTTP_INTERNAL, "Out of memory");
+		return;
+	}
 	evhttp_add_header(out_headers, "Content-Type", metrics_expo_content_type(format));
 	evhttp_add_header(out_headers, "Cache-Control", "no-store");
 	/* Queued on the connection's buffer; evhttp writes it as the peer
@@ -140,7 +152,8 @@ static void metrics_http_on_request(struct evhttp_request *req, void *arg)
 	evbuffer_free(body);
 }
 
-/* "HOST:PORT" or "[V6]:PORT" into host and port (malloc'd host). */
+/* "HOST:PORT" or "[V6]:PORT" into host and port (malloc'd host): 0,
+ * -ENOMEM, or -1 when addr is not of that form. */
 static int metrics_http_split(const char *addr, char **host, const char **port)
 {
 	const char *colon;
@@ -152,12 +165,16 @@ static int metrics_http_split(const char *addr, char **host, const char **port)
 			return -1;
 		*host = strndup(addr + 1, (size_t)(close - addr - 1));
 		*port = close + 2;
+		if (!*host)
+			return -ENOMEM;
 	} else {
 		colon = strrchr(addr, ':');
 		if (!colon || memchr(addr, ':', (size_t)(colon - addr)))
 			return -1;
 		*host = strndup(addr, (size_t)(colon - addr));
 		*port = colon + 1;
+		if (!*host)
+			return -ENOMEM;
 	}
 	if (**host == '\0' || **port == '\0' || strspn(*port, "0123456789") != strlen(*port) ||
 	    strlen(*port) > 5 || atoi(*port) > 65535) {
@@ -177,7 +194,12 @@ static int metrics_http_listen(const char *addr)
 	char *host;
 	int fd = -1, rc, err = 0;
 
-	if (metrics_http_split(addr, &host, &port)) {
+	rc = metrics_http_split(addr, &host, &port);
+	if (rc == -ENOMEM) {
+		log_error("--metrics-listen '%s': out of memory", addr);
+		return -1;
+	}
+	if (rc) {
 		log_error("--metrics-listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464",
 			  addr);
 		return -1;

@@ -57,19 +57,19 @@ int metrics_push_check(const struct options *opts)
 	return 0;
 }
 
-/* base64url, '=' padded, as the Pushgateway's "NAME@base64" wants. */
-static void push_base64(struct evbuffer *out, const char *s)
+/* base64url, '=' padded, as the Pushgateway's "NAME@base64" wants: 0, or
+ * -1 out of memory. */
+static int push_base64(struct evbuffer *out, const char *s)
 {
 	static const char digits[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
+	int rc = 0;
 
-	if (n == 0) {
-		evbuffer_add(out, "=", 1);	/* the Pushgateway's empty value */
-		return;
-	}
-	for (size_t i = 0; i < n; i += 3) {
+	if (n == 0)
+		return evbuffer_add(out, "=", 1);	/* the Pushgateway's empty value */
+	for (size_t i = 0; i < n && !rc; i += 3) {
 		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
 			     (i + 2 < n ? p[i + 2] : 0);
 		char quad[4] = {
@@ -77,26 +77,34 @@ static void push_base64(struct evbuffer *out, const char *s)
 			i + 1 < n ? digits[v >> 6 & 63] : '=', i + 2 < n ? digits[v & 63] : '=',
 		};
 
-		evbuffer_add(out, quad, 4);
+		rc = evbuffer_add(out, quad, 4);
 	}
+	return rc;
 }
 
 /* "/NAME/VALUE" of the grouping key: a value that is empty or holds a
- * slash cannot be a path segment, so it goes as "/NAME@base64/B64". */
-static void push_key(struct evbuffer *path, const char *name, const char *value)
+ * slash cannot be a path segment, so it goes as "/NAME@base64/B64".
+ * 0, or -1 out of memory. */
+static int push_key(struct evbuffer *path, const char *name, const char *value)
 {
-	if (*value == '\0' || strchr(value, '/')) {
-		evbuffer_add_printf(path, "/%s@base64/", name);
-		push_base64(path, value);
-	} else {
-		char *enc = evhttp_uriencode(value, -1, 0);
+	char *enc;
+	int rc;
 
-		evbuffer_add_printf(path, "/%s/%s", name, enc);
-		free(enc);
+	if (*value == '\0' || strchr(value, '/')) {
+		if (evbuffer_add_printf(path, "/%s@base64/", name) < 0)
+			return -1;
+		return push_base64(path, value);
 	}
+	enc = evhttp_uriencode(value, -1, 0);
+	if (!enc)
+		return -1;
+	rc = evbuffer_add_printf(path, "/%s/%s", name, enc) < 0 ? -1 : 0;
+	free(enc);
+	return rc;
 }
 
-/* URL's path + /metrics/job/JOB/instance/HOST/..., as a C string. */
+/* URL's path + /metrics/job/JOB/instance/HOST/..., as a C string; NULL
+ * out of memory. */
 static char *push_path(const struct options *opts, const struct evhttp_uri *uri)
 {
 	struct evbuffer *path = evbuffer_new();
@@ -104,13 +112,16 @@ static char *push_path(const struct options *opts, const struct evhttp_uri *uri)
 	const char *instance = NULL;
 	char host[256] = "";
 	size_t len = base ? strlen(base) : 0;
-	char *text;
+	char *text = NULL;
+	int rc;
 
+	if (!path)
+		return NULL;
 	while (len && base[len - 1] == '/')
 		len--;
-	evbuffer_add(path, base, len);
-	evbuffer_add_printf(path, "/metrics");
-	push_key(path, "job", opts->metrics_job ? opts->metrics_job : "perfgate");
+	rc = evbuffer_add(path, base, len);
+	rc |= evbuffer_add_printf(path, "/metrics") < 0;
+	rc |= push_key(path, "job", opts->metrics_job ? opts->metrics_job : "perfgate");
 	for (size_t i = 0; i < opts->nr_metrics_labels; i++)
 		if (strcmp(opts->metrics_labels[i].name, "instance") == 0)
 			instance = opts->metrics_labels[i].value;
@@ -118,14 +129,18 @@ static char *push_path(const struct options *opts, const struct evhttp_uri *uri)
 		gethostname(host, sizeof(host) - 1);
 		instance = host;
 	}
-	push_key(path, "instance", instance);
+	rc |= push_key(path, "instance", instance);
 	for (size_t i = 0; i < opts->nr_metrics_labels; i++)
 		if (strcmp(opts->metrics_labels[i].name, "instance") != 0)
-			push_key(path, opts->metrics_labels[i].name, opts->metrics_labels[i].value);
+			rc |= push_key(path, opts->metrics_labels[i].name,
+				       opts->metrics_labels[i].value);
 	len = evbuffer_get_length(path);
-	text = malloc(len + 1);
-	evbuffer_remove(path, text, len);
-	text[len] = '\0';
+	if (!rc)
+		text = malloc(len + 1);
+	if (text) {
+		evbuffer_remove(path, text, len);
+		text[len] = '\0';
+	}
 	evbuffer_free(path);
 	return text;
 }
@@ -191,7 +206,11 @@ static int push_send(const struct run *run, struct push_result *r, const char *h
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  metrics_expo_content_type(METRICS_TEXT));
 	/* The grouping key already labels every pushed metric. */
-	metrics_expo_render(run, METRICS_TEXT, false, evhttp_request_get_output_buffer(req));
+	if (metrics_expo_render(run, METRICS_TEXT, false, evhttp_request_get_output_buffer(req))) {
+		evhttp_request_free(req);	/* not made: still ours */
+		log_error("--metrics-push '%s' failed: out of memory", url);
+		goto out;
+	}
 	if (evhttp_make_request(conn, req, EVHTTP_REQ_PUT, path)) {
 		log_error("--metrics-push '%s': cannot send the request", url);
 		goto out;
@@ -226,6 +245,10 @@ int metrics_push(const struct run *run)
 	if (host[0] == '[')
 		host = bare = strndup(host + 1, strlen(host) - 2);
 	path = push_path(opts, uri);
+	if (!host || !path) {
+		log_error("--metrics-push '%s' failed: out of memory", opts->metrics_push);
+		goto out;
+	}
 	/* Resolved here too, only to say so clearly when it cannot be. */
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
 	int gai = getaddrinfo(host, NULL, &hints, &res);

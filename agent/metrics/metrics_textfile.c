@@ -34,7 +34,10 @@ int metrics_textfile_write(const struct run *run, const char *path)
 		err = ENOMEM;
 		goto out;
 	}
-	metrics_expo_render(run, METRICS_TEXT, true, text);
+	if (metrics_expo_render(run, METRICS_TEXT, true, text)) {
+		err = ENOMEM;
+		goto out;
+	}
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		err = errno;
