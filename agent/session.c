@@ -875,7 +875,9 @@ int session_window_begin(struct session *s, const char *name, char *reason, size
 	}
 	range_registry_drain(s->run.ranges);
 	ranges = range_registry_values(s->run.ranges, &nr_ranges);
-	if (!w)
+	if (!ranges && errno == ENOMEM)
+		w = NULL;	/* the range values at the begin are part of it */
+	else if (!w)
 		w = session_window(s, name, true);
 	if (!w || window_begin(w, ranges, nr_ranges)) {
 		free(ranges);

@@ -2,6 +2,7 @@
  * range_account: range state (per thread or per CPU) and exact delta
  * attribution.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,9 @@ struct range_account {
 	unsigned flags;				/* RANGE_ACCOUNT_* */
 	uint64_t *sums;				/* [view][member] */
 	uint64_t lost;
+	/* Memory ran out while accounting: from then on every record counts
+	 * as lost, so that the views show incomplete rather than short. */
+	bool out_of_memory;
 
 	/* CPU-wide counters: [cpu][member] last seen, who recorded last, and
 	 * whether that record was a switch-out (then someone else runs now). */
@@ -118,6 +122,8 @@ struct range_account *range_account_new(const struct range_member *members, size
 {
 	struct range_account *acct = calloc(1, sizeof(*acct));
 
+	if (!acct)
+		return NULL;
 	acct->flags = flags;
 	acct->cpu_last = calloc((size_t)nr_cpus * nr_members, sizeof(uint64_t));
 	acct->cpu_last_tid = calloc(nr_cpus, sizeof(uint32_t));
@@ -135,6 +141,11 @@ struct range_account *range_account_new(const struct range_member *members, size
 	acct->sums = calloc(nr_views * nr_members, sizeof(*acct->sums));
 	acct->cap_threads = 64;
 	acct->threads = calloc(acct->cap_threads, sizeof(*acct->threads));
+	if (!acct->cpu_last || !acct->cpu_last_tid || !acct->cpu_last_switched ||
+	    !acct->cpu_states || !acct->cpu_skip || !acct->sums || !acct->threads) {
+		range_account_free(acct);
+		return NULL;
+	}
 	for (unsigned cpu = 0; cpu < nr_cpus; cpu++)
 		state_begin(acct, &acct->cpu_states[cpu]);
 	return acct;
@@ -144,13 +155,13 @@ void range_account_free(struct range_account *acct)
 {
 	if (!acct)
 		return;
-	for (size_t i = 0; i < acct->cap_threads; i++) {
+	for (size_t i = 0; acct->threads && i < acct->cap_threads; i++) {
 		free(acct->threads[i].last);
 		free(acct->threads[i].skip);
 		free(acct->threads[i].state.pending);
 		free(acct->threads[i].state.tainted);
 	}
-	for (unsigned cpu = 0; cpu < acct->nr_cpus; cpu++) {
+	for (unsigned cpu = 0; acct->cpu_states && cpu < acct->nr_cpus; cpu++) {
 		free(acct->cpu_states[cpu].pending);
 		free(acct->cpu_states[cpu].tainted);
 	}
@@ -176,28 +187,38 @@ static struct thread_state *thread_slot(struct thread_state *table, size_t cap, 
 	return &table[i];
 }
 
-static void threads_grow(struct range_account *acct)
+/* 0, or -ENOMEM (the table as it was). */
+static int threads_grow(struct range_account *acct)
 {
 	size_t cap = acct->cap_threads * 2;
 	struct thread_state *table = calloc(cap, sizeof(*table));
 
+	if (!table)
+		return -ENOMEM;
 	for (size_t i = 0; i < acct->cap_threads; i++)
 		if (acct->threads[i].used)
 			*thread_slot(table, cap, acct->threads[i].tid) = acct->threads[i];
 	free(acct->threads);
 	acct->threads = table;
 	acct->cap_threads = cap;
+	return 0;
 }
 
+/* The values banked for root's dead threads, or NULL out of memory. */
 static uint64_t *exited_of(struct range_account *acct, unsigned root)
 {
 	size_t per_root = (size_t)acct->nr_cpus * acct->nr_members;
 
-	if (root >= acct->nr_roots) {
-		acct->exited = realloc(acct->exited, (root + 1) * sizeof(*acct->exited));
-		for (size_t i = acct->nr_roots; i <= root; i++)
-			acct->exited[i] = calloc(per_root, sizeof(uint64_t));
-		acct->nr_roots = root + 1;
+	while (root >= acct->nr_roots) {
+		uint64_t **grown = realloc(acct->exited, (acct->nr_roots + 1) * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		acct->exited = grown;
+		acct->exited[acct->nr_roots] = calloc(per_root, sizeof(uint64_t));
+		if (!acct->exited[acct->nr_roots])
+			return NULL;
+		acct->nr_roots++;
 	}
 	return acct->exited[root];
 }
@@ -220,35 +241,78 @@ static bool values_went_back(const struct range_account *acct, const uint64_t *l
 }
 
 /* The dead thread's values are banked with its root (finish still needs
- * them); the slot starts over for the new one. */
-static void thread_reuse(struct range_account *acct, struct thread_state *t, unsigned root)
+ * them); the slot starts over for the new one.  0, or -ENOMEM (nothing
+ * done). */
+static int thread_reuse(struct range_account *acct, struct thread_state *t, unsigned root)
 {
 	uint64_t *bank = exited_of(acct, t->root);
 
+	if (!bank)
+		return -ENOMEM;
 	for (size_t i = 0; i < (size_t)acct->nr_cpus * acct->nr_members; i++)
 		bank[i] += t->last[i];
 	/* The dead thread's open stretches were real: they count. */
 	state_commit(acct, &t->state, true);
 	thread_reset(acct, t);
 	t->root = root;
+	return 0;
 }
 
+/* The state of thread tid, made the first time; NULL out of memory. */
 static struct thread_state *thread_get(struct range_account *acct, uint32_t tid, unsigned root)
 {
 	struct thread_state *t;
 
-	if (2 * (acct->nr_threads + 1) > acct->cap_threads)
-		threads_grow(acct);
+	/* Kept at most half full; a table that cannot grow takes no one
+	 * more (a full one would have no free slot to probe for). */
+	if (2 * (acct->nr_threads + 1) > acct->cap_threads && threads_grow(acct) &&
+	    acct->nr_threads + 1 >= acct->cap_threads)
+		return NULL;
 	t = thread_slot(acct->threads, acct->cap_threads, tid);
 	if (t->used)
 		return t;
+	/* skip too, now: a loss must be able to mark it without allocating. */
+	t->last = calloc((size_t)acct->nr_cpus * acct->nr_members, sizeof(*t->last));
+	t->skip = calloc(acct->nr_cpus, sizeof(*t->skip));
+	if (!t->last || !t->skip) {
+		free(t->last);
+		free(t->skip);
+		t->last = NULL;
+		t->skip = NULL;
+		return NULL;
+	}
 	t->used = true;
 	t->tid = tid;
 	t->root = root;
-	t->last = calloc((size_t)acct->nr_cpus * acct->nr_members, sizeof(*t->last));
 	thread_reset(acct, t);
 	acct->nr_threads++;
 	return t;
+}
+
+/* Out of memory: what is being accounted is lost, and so is every
+ * record after it (range_account_record). */
+static void account_out_of_memory(struct range_account *acct)
+{
+	acct->out_of_memory = true;
+	acct->lost++;
+}
+
+/* st's stretches, made at its first delta or loss: false out of memory
+ * (said to acct). */
+static bool state_ready(struct range_account *acct, struct range_state *st)
+{
+	if (st->pending)
+		return true;
+	st->pending = calloc(acct->nr_views * acct->nr_members, sizeof(*st->pending));
+	st->tainted = calloc(acct->nr_views, sizeof(*st->tainted));
+	if (st->pending && st->tainted)
+		return true;
+	free(st->pending);
+	free(st->tainted);
+	st->pending = NULL;
+	st->tainted = NULL;
+	account_out_of_memory(acct);
+	return false;
 }
 
 /* Add delta of member m to the stretch of every view whose gate is open
@@ -258,10 +322,8 @@ static void attribute(struct range_account *acct, struct range_state *st, size_t
 {
 	if (!delta || !acct->members[m].counted)
 		return;
-	if (!st->pending) {
-		st->pending = calloc(acct->nr_views * acct->nr_members, sizeof(*st->pending));
-		st->tainted = calloc(acct->nr_views, sizeof(*st->tainted));
-	}
+	if (!state_ready(acct, st))
+		return;
 	for (size_t v = 0; v < acct->nr_views; v++)
 		if (range_view_is_open(&acct->views[v], st->open))
 			st->pending[v * acct->nr_members + m] += delta;
@@ -292,10 +354,8 @@ static void state_commit(struct range_account *acct, struct range_state *st, boo
  * closes.  Views open under st are tainted, whatever they hold. */
 static void state_taint_open(struct range_account *acct, struct range_state *st)
 {
-	if (!st->pending) {
-		st->pending = calloc(acct->nr_views * acct->nr_members, sizeof(*st->pending));
-		st->tainted = calloc(acct->nr_views, sizeof(*st->tainted));
-	}
+	if (!state_ready(acct, st))
+		return;
 	for (size_t v = 0; v < acct->nr_views; v++)
 		if (range_view_is_open(&acct->views[v], st->open))
 			st->tainted[v] = true;
@@ -414,10 +474,21 @@ void range_account_record(struct range_account *acct, const struct range_record 
 
 	if (rec->cpu >= acct->nr_cpus)
 		return;
+	if (acct->out_of_memory) {
+		acct->lost++;
+		return;
+	}
 	t = thread_get(acct, rec->tid, rec->root);
+	if (!t) {
+		account_out_of_memory(acct);
+		return;
+	}
 	last = last_of(acct, t, rec->cpu);
 	if (!(acct->flags & RANGE_ACCOUNT_CPU_WIDE) && values_went_back(acct, last, rec->values)) {
-		thread_reuse(acct, t, rec->root);
+		if (thread_reuse(acct, t, rec->root)) {
+			account_out_of_memory(acct);
+			return;
+		}
 		last = last_of(acct, t, rec->cpu);
 	}
 	st = state_of(acct, t, rec->cpu);
@@ -456,11 +527,11 @@ static bool is_trigger(const struct range_account *acct, size_t m)
 }
 
 /* What the root's groups counted that the records did not show, per
- * (cpu, member), into rest; returns the hits of triggers among it. */
-static uint64_t root_unseen(struct range_account *acct, unsigned root, const uint64_t *values,
-			    uint64_t *rest)
+ * (cpu, member), into rest; returns the hits of triggers among it.  bank:
+ * the root's dead threads' values. */
+static uint64_t root_unseen(struct range_account *acct, const uint64_t *bank, unsigned root,
+			    const uint64_t *values, uint64_t *rest)
 {
-	const uint64_t *bank = exited_of(acct, root);
 	uint64_t trigger_hits = 0;
 
 	for (size_t i = 0; i < (size_t)acct->nr_cpus * acct->nr_members; i++) {
@@ -479,11 +550,24 @@ static uint64_t root_unseen(struct range_account *acct, unsigned root, const uin
 void range_account_finish_root(struct range_account *acct, unsigned root, uint32_t root_tid,
 			       const uint64_t *values)
 {
-	struct thread_state *root_thread = thread_get(acct, root_tid, root);
+	struct thread_state *root_thread = NULL;
 	size_t n = (size_t)acct->nr_cpus * acct->nr_members;
-	uint64_t *rest = calloc(n, sizeof(*rest));
-	uint64_t unseen = root_unseen(acct, root, values, rest);
+	uint64_t *rest = NULL, *bank = NULL, unseen;
 
+	if (!acct->out_of_memory) {
+		root_thread = thread_get(acct, root_tid, root);
+		bank = exited_of(acct, root);
+		rest = calloc(n, sizeof(*rest));
+	}
+	if (!root_thread || !bank || !rest) {
+		/* What the records did not show cannot be placed: lost. */
+		if (!acct->out_of_memory)
+			account_out_of_memory(acct);
+		free(rest);
+		range_account_commit_all(acct);
+		return;
+	}
+	unseen = root_unseen(acct, bank, root, values, rest);
 	if (unseen)
 		range_account_mark_lost(acct, unseen, UINT32_MAX);
 	for (size_t i = 0; i < n; i++) {
@@ -514,10 +598,15 @@ void range_account_finish_cpus(struct range_account *acct, const uint64_t *value
 		 * -- then a thread that left no record yet, in a fresh state.
 		 */
 		struct thread_state *t = thread_get(acct, acct->cpu_last_tid[cpu], 0);
-		struct range_state *st = state_of(acct, t, cpu);
+		struct range_state *st;
 		uint64_t *last = acct->cpu_last + (size_t)cpu * acct->nr_members;
 		struct range_state fresh = { 0 };
 
+		if (!t) {
+			account_out_of_memory(acct);
+			continue;	/* this CPU's last stretch is lost */
+		}
+		st = state_of(acct, t, cpu);
 		if (acct->cpu_last_switched[cpu] && !(acct->flags & RANGE_ACCOUNT_CPU_SCOPE)) {
 			state_begin(acct, &fresh);
 			st = &fresh;
@@ -578,9 +667,7 @@ void range_account_mark_lost(struct range_account *acct, uint64_t lost, uint32_t
 		if (!t->used)
 			continue;
 		state_taint_open(acct, &t->state);
-		if (!t->skip)
-			t->skip = calloc(acct->nr_cpus, sizeof(*t->skip));
-		if (cpu < acct->nr_cpus)
+		if (cpu < acct->nr_cpus)	/* t->skip is made with t */
 			t->skip[cpu] = true;
 		t->resync = true;
 	}

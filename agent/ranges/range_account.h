@@ -74,6 +74,7 @@ enum range_account_flags {
 	RANGE_ACCOUNT_CPU_SCOPE = 2,
 };
 
+/* NULL when out of memory. */
 struct range_account *range_account_new(const struct range_member *members, size_t nr_members,
 					const struct range_leaf *leaves, size_t nr_leaves,
 					const struct range_view_def *views, size_t nr_views,
@@ -108,6 +109,9 @@ uint64_t range_account_value(const struct range_account *acct, size_t view, size
  * dropped, and each thread's depths are recounted from its trigger counts.
  */
 void range_account_mark_lost(struct range_account *acct, uint64_t lost, uint32_t cpu);
+/* Records lost; out of memory while accounting, the record being
+ * accounted and every one after it count as lost too (the views are then
+ * incomplete, not silently short). */
 uint64_t range_account_lost(const struct range_account *acct);
 /* Is a view's gate open when the leaves in open_leaves (bit i) are? */
 bool range_view_is_open(const struct range_view_def *view, uint64_t open_leaves);

@@ -99,8 +99,13 @@ static int open_counters(struct range_bpf *b, const struct range_layout *layout,
 			 size_t cap)
 {
 	int nr_online = perf_cpu_map__nr(b->online);
+	size_t nr_fds = b->nr_events * (size_t)b->nr_cpus;
 
-	b->fds = malloc(b->nr_events * (size_t)b->nr_cpus * sizeof(int));
+	b->fds = malloc((nr_fds ? nr_fds : 1) * sizeof(int));
+	if (!b->fds) {
+		snprintf(why, cap, "out of memory");
+		return -1;
+	}
 	for (size_t i = 0; i < b->nr_events * (size_t)b->nr_cpus; i++)
 		b->fds[i] = -1;
 	for (size_t m = 1; m <= layout->nr_events; m++) {
@@ -150,11 +155,19 @@ static int open_counters(struct range_bpf *b, const struct range_layout *layout,
 static int attach(struct range_bpf *b, struct bpf_link *link, const char *what, char *why,
 		  size_t cap)
 {
+	struct bpf_link **links;
+
 	if (!link) {
 		explain_refusal(errno, what, why, cap);
 		return -1;
 	}
-	b->links = realloc(b->links, (b->nr_links + 1) * sizeof(*b->links));
+	links = realloc(b->links, (b->nr_links + 1) * sizeof(*b->links));
+	if (!links) {
+		bpf_link__destroy(link);
+		snprintf(why, cap, "out of memory");
+		return -1;
+	}
+	b->links = links;
 	b->links[b->nr_links++] = link;
 	return 0;
 }

@@ -99,6 +99,12 @@ struct range_groups {
 	uint64_t *pool;			/* values of pending records */
 	size_t nr_pool, cap_pool;
 	uint64_t lost;
+	/* Records dropped for want of memory, told to the account as lost
+	 * at the next drain, so that the views show incomplete. */
+	uint64_t dropped;
+	/* Made at open, so that reading totals never fails for want of
+	 * memory: one group read, and a value per (cpu, member) or member. */
+	uint64_t *read_buf, *totals;
 };
 
 static void attr_common(struct perf_event_attr *attr, bool samples, bool cpu_wide)
@@ -166,11 +172,18 @@ static int groups_add_members(struct range_groups *g, const struct range_groups_
 
 	g->member_of_position = calloc(g->nr_members, sizeof(int));
 	g->leader_evsel = perf_evsel__new(&leader);
+	if (!g->member_of_position || !g->leader_evsel) {
+		if (g->leader_evsel)
+			perf_evsel__delete(g->leader_evsel);
+		g->leader_evsel = NULL;
+		return -ENOMEM;
+	}
 	perf_evlist__add(g->evlist, g->leader_evsel);
 	g->supported[0] = true;
 	g->member_of_position[g->nr_positions++] = 0;
 	for (size_t i = 0; i < p->nr_events; i++) {
 		struct perf_event_attr attr = p->events[i].attr;
+		struct perf_evsel *evsel;
 
 		attr_common(&attr, p->events[i].samples, p->cpu_wide);
 		/* Only the PMU's events may be missing; a resolved software event
@@ -179,7 +192,10 @@ static int groups_add_members(struct range_groups *g, const struct range_groups_
 		if (!p->events[i].samples && attr.type == PERF_TYPE_HARDWARE &&
 		    !event_supported(attr, g->threads, g->cpus, p->cpu_wide))
 			continue;
-		perf_evlist__add(g->evlist, perf_evsel__new(&attr));
+		evsel = perf_evsel__new(&attr);
+		if (!evsel)
+			return -ENOMEM;
+		perf_evlist__add(g->evlist, evsel);
 		g->supported[i + 1] = true;
 		g->member_of_position[g->nr_positions++] = (int)i + 1;
 	}
@@ -236,6 +252,8 @@ static int groups_map_leaders(struct range_groups *g)
 	int nr_cpus = perf_cpu_map__nr(g->cpus);
 
 	g->leaders = calloc((size_t)nr_cpus * g->nr_roots, sizeof(*g->leaders));
+	if (!g->leaders)
+		return -ENOMEM;
 	for (int c = 0; c < nr_cpus; c++) {
 		for (size_t r = 0; r < g->nr_roots; r++) {
 			struct perf_counts_values counts = { 0 };
@@ -249,30 +267,49 @@ static int groups_map_leaders(struct range_groups *g)
 	return groups_find_leader_fds(g);
 }
 
-struct range_groups *range_groups_open(const struct range_groups_params *p)
+/* The maps, the evlist and what the groups are read into: 0, or -ENOMEM. */
+static int groups_alloc(struct range_groups *g, const struct range_groups_params *p)
 {
-	struct range_groups *g = calloc(1, sizeof(*g));
-	int err;
-
 	g->nr_members = p->nr_events + 1;
 	g->supported = calloc(g->nr_members, sizeof(bool));
 	g->cpu_wide = p->cpu_wide;
 	if (p->cpu_wide) {
 		g->roots = calloc(1, sizeof(pid_t));
+		if (!g->roots)
+			return -ENOMEM;
 		g->roots[0] = -1;
 		g->nr_roots = 1;
 		g->cpus = perf_cpu_map__new(p->cpu_list);
 		g->threads = perf_thread_map__new_dummy();
 	} else {
-		g->roots = malloc(p->nr_roots * sizeof(pid_t));
+		g->roots = malloc((p->nr_roots ? p->nr_roots : 1) * sizeof(pid_t));
+		if (!g->roots)
+			return -ENOMEM;
 		memcpy(g->roots, p->roots, p->nr_roots * sizeof(pid_t));
 		g->nr_roots = p->nr_roots;
 		g->cpus = perf_cpu_map__new_online_cpus();
 		g->threads = perf_thread_map__new_array((int)p->nr_roots, g->roots);
 	}
+	if (!g->supported || !g->cpus || !g->threads)
+		return -ENOMEM;
 	g->nr_cpus = (unsigned)perf_cpu_map__max(g->cpus).cpu + 1;
 	g->evlist = perf_evlist__new();
-	groups_add_members(g, p);
+	g->read_buf = calloc(GROUP_HEADER_WORDS + 2 * g->nr_members, sizeof(uint64_t));
+	g->totals = calloc((size_t)g->nr_cpus * g->nr_members, sizeof(uint64_t));
+	if (!g->evlist || !g->read_buf || !g->totals)
+		return -ENOMEM;
+	return groups_add_members(g, p);
+}
+
+struct range_groups *range_groups_open(const struct range_groups_params *p)
+{
+	struct range_groups *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g || groups_alloc(g, p)) {
+		log_error("out of memory");
+		goto fail;
+	}
 	perf_evlist__set_maps(g->evlist, g->cpus, g->threads);
 	perf_evlist__set_leader(g->evlist);
 	err = perf_evlist__open(g->evlist);
@@ -288,8 +325,10 @@ struct range_groups *range_groups_open(const struct range_groups_params *p)
 			  "raise /proc/sys/kernel/perf_event_mlock_kb)", p->pages, strerror(errno));
 		goto fail;
 	}
-	if (groups_map_leaders(g)) {
-		log_error("cannot find the range groups' file descriptors");
+	err = groups_map_leaders(g);
+	if (err) {
+		log_error(err == -ENOMEM ? "out of memory" :
+			  "cannot find the range groups' file descriptors");
 		goto fail;
 	}
 	if (!p->enable_on_exec)
@@ -322,6 +361,8 @@ void range_groups_close(struct range_groups *g)
 	free(g->pending);
 	free(g->pool);
 	free(g->buffer_last_time);
+	free(g->read_buf);
+	free(g->totals);
 	free(g);
 }
 
@@ -352,14 +393,18 @@ int range_groups_watch(struct range_groups *g, struct event_base *base,
 		       void (*fn)(void *arg), void *arg)
 {
 	g->watch = (struct watch_arg){ fn, arg };
-	g->watches = calloc(g->nr_leaders, sizeof(*g->watches));
+	g->watches = calloc(g->nr_leaders ? g->nr_leaders : 1, sizeof(*g->watches));
+	if (!g->watches)
+		return -ENOMEM;
 	/* Each CPU's buffer belongs to its first root's leader. */
 	for (size_t i = 0; i < g->nr_leaders; i++) {
 		if (g->leaders[i].root != 0)
 			continue;
 		g->watches[i] = event_new(base, g->leaders[i].fd, EV_READ | EV_PERSIST,
 					  on_buffer_ready, &g->watch);
-		if (!g->watches[i] || event_add(g->watches[i], NULL))
+		if (!g->watches[i])
+			return -ENOMEM;
+		if (event_add(g->watches[i], NULL))
 			return -1;
 	}
 	return 0;
@@ -375,11 +420,17 @@ static unsigned root_of_leader(const struct range_groups *g, uint64_t leader_id)
 	return 0;
 }
 
+/* Room for one record's values, or NULL out of memory. */
 static uint64_t *pool_take(struct range_groups *g, size_t *offset)
 {
 	if (g->nr_pool + g->nr_members > g->cap_pool) {
-		g->cap_pool = (g->cap_pool + g->nr_members) * 2;
-		g->pool = realloc(g->pool, g->cap_pool * sizeof(*g->pool));
+		size_t cap = (g->cap_pool + g->nr_members) * 2;
+		uint64_t *pool = realloc(g->pool, cap * sizeof(*pool));
+
+		if (!pool)
+			return NULL;
+		g->pool = pool;
+		g->cap_pool = cap;
 	}
 	*offset = g->nr_pool;
 	g->nr_pool += g->nr_members;
@@ -387,11 +438,17 @@ static uint64_t *pool_take(struct range_groups *g, size_t *offset)
 	return g->pool + *offset;
 }
 
+/* A new pending record, or NULL out of memory. */
 static struct pending *pending_add(struct range_groups *g)
 {
 	if (g->nr_pending == g->cap_pending) {
-		g->cap_pending = g->cap_pending ? 2 * g->cap_pending : 1024;
-		g->pending = realloc(g->pending, g->cap_pending * sizeof(*g->pending));
+		size_t cap = g->cap_pending ? 2 * g->cap_pending : 1024;
+		struct pending *pending = realloc(g->pending, cap * sizeof(*pending));
+
+		if (!pending)
+			return NULL;
+		g->pending = pending;
+		g->cap_pending = cap;
 	}
 	g->pending[g->nr_pending].seq = g->next_seq++;
 	return &g->pending[g->nr_pending++];
@@ -413,6 +470,10 @@ static size_t decode_group(struct range_groups *g, const uint64_t *p, const uint
 	if (nr == 0 || nr > g->nr_positions || pairs + 2 * nr > end)
 		return 0;
 	values = pool_take(g, &rec->values);
+	if (!values) {
+		g->dropped++;
+		return 0;
+	}
 	rec->member = -1;
 	rec->root = root_of_leader(g, pairs[1]);
 	for (uint64_t i = 0; i < nr; i++) {
@@ -432,6 +493,10 @@ static void decode_sample(struct range_groups *g, const union perf_event *ev)
 	const uint64_t *end = (const uint64_t *)((const char *)ev + ev->header.size);
 	struct pending *rec = pending_add(g);
 
+	if (!rec) {
+		g->dropped++;
+		return;
+	}
 	rec->lost = false;
 	rec->tid = (uint32_t)(p[1] >> 32);
 	rec->time = p[2];
@@ -450,6 +515,10 @@ static void decode_lost(struct range_groups *g, const union perf_event *ev, uint
 
 	g->lost += ev->lost.lost;
 	rec = pending_add(g);
+	if (!rec) {
+		g->dropped += ev->lost.lost ? ev->lost.lost : 1;
+		return;
+	}
 	rec->tid = 0;
 	rec->root = 0;
 	rec->lost = true;
@@ -492,8 +561,13 @@ static size_t read_buffer(struct range_groups *g, struct perf_mmap *map, size_t 
 	size_t bytes = 0;
 
 	if (b == g->nr_buffers) {
-		g->buffer_last_time = realloc(g->buffer_last_time,
-					      (b + 1) * sizeof(*g->buffer_last_time));
+		uint64_t *grown = realloc(g->buffer_last_time, (b + 1) * sizeof(*grown));
+
+		if (!grown) {
+			g->dropped++;	/* its records are not read this time */
+			return 0;
+		}
+		g->buffer_last_time = grown;
 		g->buffer_last_time[g->nr_buffers++] = 0;
 	}
 	if (perf_mmap__read_init(map) < 0)
@@ -548,6 +622,10 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 {
 	size_t done = 0, kept = 0, kept_pool = 0;
 
+	if (g->dropped) {
+		range_account_mark_lost(acct, g->dropped, UINT32_MAX);
+		g->dropped = 0;
+	}
 	if (g->nr_pending == 0)
 		return;
 	/* Time order; equal times keep the order the records were read in,
@@ -568,6 +646,13 @@ static void account_pending(struct range_groups *g, struct range_account *acct, 
 	if (done < g->nr_pending) {
 		uint64_t *pool = malloc((g->nr_pending - done) * g->nr_members * sizeof(*pool));
 
+		if (!pool) {
+			/* Not compacted: the values stay where they are. */
+			memmove(g->pending, g->pending + done,
+				(g->nr_pending - done) * sizeof(*g->pending));
+			g->nr_pending -= done;
+			return;
+		}
 		for (size_t i = done; i < g->nr_pending; i++, kept++) {
 			if (!g->pending[i].lost)
 				memcpy(pool + kept * g->nr_members, g->pool + g->pending[i].values,
@@ -606,22 +691,23 @@ static void read_leader_totals(struct range_groups *g, const struct leader *l, u
 			       uint64_t *ena, uint64_t *run)
 {
 	size_t words = GROUP_HEADER_WORDS + 2 * g->nr_positions;
-	uint64_t *buf = calloc(words, sizeof(uint64_t));
+	uint64_t *buf = g->read_buf;
 
+	memset(buf, 0, words * sizeof(uint64_t));
 	if (read(l->fd, buf, words * sizeof(uint64_t)) > 0) {
 		for (uint64_t i = 0; i < buf[0] && i < g->nr_positions; i++)
 			values[g->member_of_position[i]] += buf[GROUP_HEADER_WORDS + 2 * i];
 		*ena += buf[1];
 		*run += buf[2];
 	}
-	free(buf);
 }
 
 void range_groups_read_member(struct range_groups *g, size_t member, uint64_t *val,
 			      uint64_t *ena, uint64_t *run)
 {
-	uint64_t *values = calloc(g->nr_members, sizeof(uint64_t));
+	uint64_t *values = g->totals;
 
+	memset(values, 0, g->nr_members * sizeof(uint64_t));
 	*ena = *run = 0;
 	for (size_t i = 0; i < g->nr_leaders; i++)
 		read_leader_totals(g, &g->leaders[i], values, ena, run);
@@ -633,13 +719,12 @@ void range_groups_read_member(struct range_groups *g, size_t member, uint64_t *v
 	 */
 	*ena = *run;
 	*val = values[member];
-	free(values);
 }
 
 void range_groups_finish(struct range_groups *g, struct range_account *acct)
 {
 	size_t per_root = (size_t)g->nr_cpus * g->nr_members;
-	uint64_t *totals = calloc(per_root, sizeof(uint64_t));
+	uint64_t *totals = g->totals;
 
 	/* Stop counting first: what runs after the last record and before the
 	 * totals are read must be the stretch of whoever ran last, not more. */
@@ -661,5 +746,4 @@ void range_groups_finish(struct range_groups *g, struct range_account *acct)
 		else
 			range_account_finish_root(acct, (unsigned)r, (uint32_t)g->roots[r], totals);
 	}
-	free(totals);
 }

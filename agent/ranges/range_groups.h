@@ -58,7 +58,8 @@ size_t range_groups_nr_members(const struct range_groups *g);
 unsigned range_groups_nr_cpus(const struct range_groups *g);
 bool range_groups_supported(const struct range_groups *g, size_t member);
 
-/* Call fn when a ring buffer passes its watermark (the loop's wakeup). */
+/* Call fn when a ring buffer passes its watermark (the loop's wakeup): 0,
+ * -ENOMEM, or -1 when the loop refuses a watch. */
 int range_groups_watch(struct range_groups *g, struct event_base *base,
 		       void (*fn)(void *arg), void *arg);
 /*

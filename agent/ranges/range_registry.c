@@ -1,6 +1,7 @@
 /*
  * range_registry: start-up and run-time range sets of a run.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,7 @@ static int startup_roots(const struct options *opts, pid_t workload, pid_t **roo
 	*roots = calloc(n ? (size_t)n : 1, sizeof(pid_t));
 	if (!*roots) {
 		target_free(&target);
+		log_error("out of memory");
 		return -1;
 	}
 	for (int i = 0; i < n; i++)
@@ -409,13 +411,12 @@ uint64_t *range_registry_values(const struct range_registry *reg, size_t *n)
 	for (size_t i = 0; i < reg->nr_sets; i++)
 		for (size_t sp = 0; sp < range_set_nr_specs(reg->sets[i]); sp++)
 			total += range_set_nr_events(reg->sets[i], sp);
+	errno = 0;
 	if (!total)
 		return NULL;
 	values = calloc(total, sizeof(*values));
-	if (!values) {
-		log_error("out of memory");
-		return NULL;
-	}
+	if (!values)
+		return NULL;	/* errno ENOMEM */
 	for (size_t i = 0; i < reg->nr_sets; i++) {
 		const struct range_set *rs = reg->sets[i];
 

@@ -53,8 +53,9 @@ void range_registry_drain(struct range_registry *reg);
 /* The run is over (the workload reaped): account everything. */
 void range_registry_finish(struct range_registry *reg);
 /* Every range view's value now, in a fixed order (sets as loaded, specs,
- * events): a malloc'd array of *n, or NULL when there are none.  Views of
- * sets loaded later come after, so an earlier array is a prefix. */
+ * events): a malloc'd array of *n, or NULL: errno 0 when there are none,
+ * ENOMEM out of memory (not said).  Views of sets loaded later come
+ * after, so an earlier array is a prefix. */
 uint64_t *range_registry_values(const struct range_registry *reg, size_t *n);
 /* Warn on stderr when range views are incomplete, saying why. */
 void range_registry_warn_lost(const struct range_registry *reg);

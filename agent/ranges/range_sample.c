@@ -1,6 +1,7 @@
 /*
  * range_sample: range_backend_ops over range_groups and range_account.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "agent/base/log.h"
@@ -63,6 +64,7 @@ static void *sample_start(const struct range_layout *layout,
 		.cpu_wide = target->cpu_wide, .cpu_list = target->cpu_list,
 	};
 	struct range_sample *s = calloc(1, sizeof(*s));
+	int rc;
 
 	(void)why;
 	(void)cap;
@@ -79,8 +81,9 @@ static void *sample_start(const struct range_layout *layout,
 		log_error("out of memory");
 		return sample_free(s), NULL;
 	}
-	if (range_groups_watch(s->groups, base, on_ring_buffer, s)) {
-		log_error("cannot watch the range's ring buffers");
+	rc = range_groups_watch(s->groups, base, on_ring_buffer, s);
+	if (rc) {
+		log_error(rc == -ENOMEM ? "out of memory" : "cannot watch the range's ring buffers");
 		return sample_free(s), NULL;
 	}
 	return s;

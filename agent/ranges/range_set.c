@@ -181,22 +181,28 @@ static int compile_spec(struct range_layout *layout, size_t s, struct pg_error *
  * A sample at every thread's exit, a last snapshot of its counters before
  * they go away, so that what it counted after its last trigger or switch
  * goes to its own state and not to the root's.  Without sched tracepoints
- * the root takes those last few instructions instead.
+ * the root takes those last few instructions instead.  0, or -1 out of
+ * memory.
  */
-static void add_exit_sampler(struct range_layout *layout)
+static int add_exit_sampler(struct range_layout *layout)
 {
 	static const char exit_tp[] = "sched:sched_process_exit";
 	struct event_def def;
-
+	bool out_of_memory;
 	size_t m;
 
 	if (events_resolve_name(exit_tp, strlen(exit_tp), &def, NULL) != 0) {
+		/* Without the tracepoint the root takes them; only out of
+		 * memory leaves no name. */
+		out_of_memory = def.name == NULL;
 		events_def_free(&def);
-		return;
+		return out_of_memory ? -1 : 0;
 	}
 	m = member_for(layout, &def, NULL, NULL);
-	if (m)		/* else the root takes them, as without the tracepoint */
-		layout->events[m - 1].samples = true;
+	if (!m)
+		return -1;
+	layout->events[m - 1].samples = true;
+	return 0;
 }
 
 /* A set that failed to compile on spec s: freed, its specs still the
@@ -240,7 +246,8 @@ struct range_set *range_set_compile(struct range_spec **specs, size_t n, const c
 	if ((name && !rs->name) || !layout->views || !layout->shown || !layout->members)
 		return out_of_memory(rs, err_spec, err);
 	layout->members[0].switches = true;
-	add_exit_sampler(layout);
+	if (add_exit_sampler(layout))
+		return out_of_memory(rs, err_spec, err);
 	for (size_t s = 0; s < n; s++)
 		if (compile_spec(layout, s, err))
 			return give_back(rs, s, err_spec);
